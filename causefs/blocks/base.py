@@ -1,0 +1,73 @@
+"""The Block interface: one variable update of Algorithm 1."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from ..state import PROBLEM_FIELDS, STATE_FIELDS, State
+
+#: what a block promises about the objective (SPEC, "Descent and monotonicity")
+KINDS = {
+    "init": "builds variables before the loop; no promise about the objective",
+    "descent": "J(step(state)) <= J(state) + tol for every valid state",
+    "structural": "changes the objective itself (groups, nu, K); no descent promise",
+}
+
+
+class Block(ABC):
+    """One update of the CAUSE-FS state.
+
+    Subclasses set the class attributes below and implement :meth:`step`. A block reads
+    the variables it declares, never mutates the state it is given, and returns
+    ``state.replace(...)`` with exactly the variables it declares in ``writes``.
+    Constructor keywords are the block's options; a constructor argument named after a
+    resource (``qp``: the QP backend) is filled in by the engine.
+
+    Attributes
+    ----------
+    name : str
+        Registry name used in schedules (``schedule.loop=[selection_matrix, ...]``).
+    kind : {"init", "descent", "structural"}
+        See :data:`KINDS`.
+    reads, writes : tuple of str
+        Variables of :data:`causefs.state.STATE_FIELDS` (and ``"X"``) read / written.
+    optional_reads : tuple of str
+        Variables used when a schedule provides them (the granular graphs, absent in
+        ablation II).
+    reestimates : tuple of str
+        Adaptive parameters the block sets itself (gamma, xi); the descent property
+        substitutes the new values into both sides (SPEC).
+    """
+
+    name: ClassVar[str]
+    kind: ClassVar[str]
+    reads: ClassVar[tuple] = ()
+    writes: ClassVar[tuple] = ()
+    optional_reads: ClassVar[tuple] = ()
+    reestimates: ClassVar[tuple] = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if getattr(cls, "__abstractmethods__", None):
+            return
+        if cls.kind not in KINDS:
+            raise TypeError(f"{cls.__name__}.kind must be one of {sorted(KINDS)}, got {cls.kind!r}")
+        known = set(STATE_FIELDS) | PROBLEM_FIELDS
+        for attr in ("reads", "writes", "optional_reads", "reestimates"):
+            unknown = set(getattr(cls, attr)) - known
+            if unknown:
+                raise TypeError(
+                    f"{cls.__name__}.{attr} names unknown variables {sorted(unknown)}; "
+                    f"variables are {sorted(known)}"
+                )
+        if not set(cls.reestimates) <= set(cls.writes):
+            raise TypeError(f"{cls.__name__}.reestimates must be a subset of writes")
+
+    @abstractmethod
+    def step(self, state: State) -> State:
+        """Return a new state with the variables in ``writes`` updated."""
+
+    def __repr__(self) -> str:
+        options = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
+        return f"{type(self).__name__}({options})"

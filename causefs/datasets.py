@@ -1,0 +1,223 @@
+"""Datasets: the paper's benchmarks by name, any .npz/.mat/.csv file, scikit-learn's digits.
+
+The benchmark files are not shipped: they are read from a data directory given by the
+``data_home`` argument or the ``CAUSEFS_DATA`` environment variable, and verified
+(shape, number of classes, sha256) against the table below, taken from the data
+directory's ``MANIFEST.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ENV_VAR = "CAUSEFS_DATA"
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark file and what it must contain."""
+
+    file: str
+    n_samples: int
+    n_features: int
+    n_classes: int
+    sha256: str
+    image_shape: tuple | None = None
+
+
+#: the paper's datasets available as .npz (MANIFEST.md of the shared data directory)
+BENCHMARKS = {
+    "jaffe": Benchmark("JAFFE.npz", 213, 676, 10,
+                       "39ad05b9a69242f675c778d4c1fc1210e7469daf4aedb879923589ef9c6ceb86", (26, 26)),
+    "umist": Benchmark("UMIST.npz", 575, 644, 20,
+                       "db425cb00ec78461d28c9945a8205ee771bef496733466ed31757568ddce877a", (28, 23)),
+    "coil20": Benchmark("COIL20.npz", 1440, 1024, 20,
+                        "7badb296a2780c777fdfca7f8452386ec5062550c88daeb13ae34bf2266f6c95", (32, 32)),
+    "usps": Benchmark("USPS.npz", 9298, 256, 10,
+                      "b3579398de30b981986c6334789365904b9666650fa52738d57b9a16910fdd10", (16, 16)),
+}
+
+#: names that need no data directory
+EMBEDDED = ("digits",)
+
+_FEATURE_KEYS = ("X", "fea", "data", "features")
+_LABEL_KEYS = ("y", "gnd", "Y", "labels", "label", "target")
+
+
+class DatasetError(ValueError):
+    """A dataset that cannot be found or does not match what it should contain."""
+
+
+@dataclass
+class Dataset:
+    """Data ``X`` (n_samples, n_features), labels ``y`` (or None) and where they came from."""
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray | None
+    source: str
+    image_shape: tuple | None = None
+
+    @property
+    def n_classes(self) -> int | None:
+        return None if self.y is None else int(np.unique(self.y).size)
+
+
+def data_home(path: str | os.PathLike | None = None) -> Path:
+    """The data directory: ``path``, else ``$CAUSEFS_DATA``."""
+    if path is None:
+        path = os.environ.get(ENV_VAR)
+    if not path:
+        raise DatasetError(
+            f"no data directory: pass data_home=... or set the environment variable {ENV_VAR} "
+            "to the directory holding the benchmark .npz files"
+        )
+    return Path(path).expanduser()
+
+
+def sha256(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _pick(mapping, keys, what, source):
+    for key in keys:
+        if key in mapping:
+            return key
+    raise DatasetError(f"{source} has no {what} array; looked for keys {list(keys)}, "
+                       f"found {sorted(k for k in mapping if not k.startswith('__'))}")
+
+
+def _as_labels(y) -> np.ndarray:
+    y = np.asarray(y)
+    if y.ndim == 2 and 1 in y.shape:
+        y = y.ravel()
+    if y.ndim == 2:  # one-hot
+        y = y.argmax(axis=1)
+    return y.ravel()
+
+
+def _orient(X, y, source):
+    """MATLAB files often store X as (d, n): transpose when the labels say so."""
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise DatasetError(f"{source}: features must be a 2-D array, got shape {X.shape}")
+    if y is not None and X.shape[0] != y.shape[0] and X.shape[1] == y.shape[0]:
+        X = X.T
+    if y is not None and X.shape[0] != y.shape[0]:
+        raise DatasetError(f"{source}: {X.shape[0]} samples but {y.shape[0]} labels")
+    return X, y
+
+
+def _load_mat(path: Path):
+    import scipy.io
+
+    try:
+        contents = scipy.io.loadmat(path)
+    except NotImplementedError:  # MATLAB v7.3 files are HDF5
+        try:
+            import h5py
+        except ImportError as exc:  # pragma: no cover - h5py is a dependency
+            raise DatasetError(f"{path} is a MATLAB v7.3 (HDF5) file: install h5py") from exc
+        with h5py.File(path, "r") as handle:
+            # h5py reads MATLAB arrays transposed (column-major storage)
+            contents = {key: np.asarray(handle[key]).T for key in handle.keys()
+                        if isinstance(handle[key], h5py.Dataset)}
+    return contents
+
+
+def load_file(path: str | os.PathLike, label_column: int | None = None) -> Dataset:
+    """Load a ``.npz``, ``.mat`` (v5 or v7.3) or ``.csv`` file.
+
+    ``.npz`` and ``.mat`` files hold the features under one of ``X``, ``fea``,
+    ``data``, ``features`` and optionally the labels under ``y``, ``gnd``, ``Y``,
+    ``labels``, ``label``, ``target``. A ``.csv`` file is numbers only (a header line is
+    skipped); ``label_column`` names the column holding labels (e.g. -1), if any.
+    """
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise DatasetError(f"no file at {path}")
+    suffix = path.suffix.lower()
+    source = str(path)
+    if suffix in (".npz", ".mat"):
+        contents = np.load(path) if suffix == ".npz" else _load_mat(path)
+        X = contents[_pick(contents, _FEATURE_KEYS, "feature", source)]
+        label_keys = [k for k in _LABEL_KEYS if k in contents]
+        y = _as_labels(contents[label_keys[0]]) if label_keys else None
+    elif suffix == ".csv":
+        table = np.genfromtxt(path, delimiter=",", skip_header=_has_header(path))
+        if table.ndim == 1:
+            table = table[:, None]
+        y = None
+        if label_column is not None:
+            y = table[:, label_column]
+            table = np.delete(table, label_column, axis=1)
+        X = table
+    else:
+        raise DatasetError(f"unsupported file type {suffix!r} ({path}); use .npz, .mat or .csv")
+    X, y = _orient(X, y, source)
+    return Dataset(name=path.stem, X=X, y=y, source=source)
+
+
+def _has_header(path: Path) -> int:
+    with open(path) as handle:
+        first = handle.readline()
+    try:
+        [float(v) for v in first.strip().split(",") if v.strip()]
+        return 0
+    except ValueError:
+        return 1
+
+
+def load_benchmark(name: str, data_home_path=None, verify: bool = True) -> Dataset:
+    """Load a benchmark of :data:`BENCHMARKS` by (case-insensitive) name.
+
+    Raises
+    ------
+    DatasetError
+        Unknown name, missing file (the message says where to put it), or a file whose
+        checksum, shape or number of classes differs from the expected ones.
+    """
+    key = name.lower()
+    if key not in BENCHMARKS:
+        raise DatasetError(f"unknown benchmark {name!r}; available: {', '.join(BENCHMARKS)}")
+    spec = BENCHMARKS[key]
+    folder = data_home(data_home_path)
+    path = folder / spec.file
+    if not path.exists():
+        raise DatasetError(f"benchmark {key!r} not found: put {spec.file} in {folder} "
+                           f"(the data directory, set by data_home or ${ENV_VAR})")
+    if verify:
+        digest = sha256(path)
+        if digest != spec.sha256:
+            raise DatasetError(f"{path} has sha256 {digest}, expected {spec.sha256}: "
+                               "the file is corrupt or a different version")
+    data = load_file(path)
+    if data.X.shape != (spec.n_samples, spec.n_features):
+        raise DatasetError(f"{path} holds X of shape {data.X.shape}, expected "
+                           f"{(spec.n_samples, spec.n_features)}")
+    if data.n_classes != spec.n_classes:
+        raise DatasetError(f"{path} has {data.n_classes} classes, expected {spec.n_classes}")
+    return Dataset(name=key, X=data.X, y=data.y, source=str(path), image_shape=spec.image_shape)
+
+
+def load_dataset(name: str, path: str | None = None, data_home_path=None,
+                 label_column: int | None = None) -> Dataset:
+    """Load by name (``digits`` or a benchmark) or from ``path`` (any supported file)."""
+    if path is not None:
+        return load_file(path, label_column)
+    if name == "digits":
+        from sklearn.datasets import load_digits
+
+        X, y = load_digits(return_X_y=True)
+        return Dataset(name="digits", X=X, y=y, source="sklearn.datasets.load_digits",
+                       image_shape=(8, 8))
+    return load_benchmark(name, data_home_path)

@@ -1,0 +1,119 @@
+"""The engine: resolves names (schedule, blocks, kernel, QP backend) and runs a fit.
+
+This is the one layer that knows both the plugin registry and the blocks; blocks get
+their resources (the QP backend) and options handed in here.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from .kernels import Kernel
+from .plugins.registry import get_block, get_schedule, make_kernel, make_qp_backend
+from .preprocessing import treatment_coding
+from .qp import QPBackend
+from .scheduler import FitResult, Schedule, ScheduleError, run_schedule
+from .state import Problem, State
+
+
+def _name_and_options(spec, what: str) -> tuple[str, dict]:
+    if isinstance(spec, str):
+        return spec, {}
+    if isinstance(spec, Mapping):
+        options = dict(spec)
+        if "name" not in options:
+            raise ValueError(f"a {what} given as a mapping needs a 'name' key, got {dict(spec)}")
+        return options.pop("name"), options
+    raise TypeError(f"a {what} is a name, a mapping with a 'name' key, or an instance; "
+                    f"got {spec!r}")
+
+
+def resolve_schedule(spec) -> Schedule:
+    """A :class:`Schedule` from a registered name, a mapping, or a Schedule."""
+    if isinstance(spec, Schedule):
+        return spec
+    if isinstance(spec, str):
+        return Schedule.from_mapping(get_schedule(spec))
+    if isinstance(spec, Mapping):
+        return Schedule.from_mapping(spec)
+    raise TypeError(f"schedule must be a name, a mapping or a Schedule; got {spec!r}")
+
+
+def resolve_kernel(spec) -> Kernel:
+    """A kernel instance from a registered name, ``{"name": ..., **options}`` or an instance."""
+    if isinstance(spec, Kernel):
+        return spec
+    name, options = _name_and_options(spec, "kernel")
+    return make_kernel(name, **options)
+
+
+def resolve_qp(spec) -> QPBackend:
+    """A QP backend instance from a registered name, a mapping or an instance."""
+    if isinstance(spec, QPBackend):
+        return spec
+    name, options = _name_and_options(spec, "qp backend")
+    return make_qp_backend(name, **options)
+
+
+def build_blocks(entries, settings: Mapping, resources: Mapping) -> list:
+    """Instantiate the blocks of a schedule phase.
+
+    Each block receives the ``settings`` and ``resources`` whose names match its
+    constructor arguments (so ``sigma`` reaches the confounders block and ``qp`` the
+    sample-weights block), then the options written in the schedule entry itself.
+    """
+    blocks = []
+    for entry in entries:
+        name, options = _name_and_options(entry, "schedule entry")
+        cls = get_block(name)
+        accepted = set(inspect.signature(cls).parameters)
+        unknown = set(options) - accepted
+        if unknown:
+            raise ScheduleError(f"block {name!r} has no option(s) {sorted(unknown)}; "
+                                f"its options are {sorted(accepted) or 'none'}")
+        kwargs = {k: v for k, v in {**settings, **resources}.items() if k in accepted}
+        kwargs.update(options)
+        try:
+            blocks.append(cls(**kwargs))
+        except TypeError as exc:
+            raise ScheduleError(f"cannot build block {name!r}: {exc}") from exc
+    return blocks
+
+
+def run_cause_fs(X: np.ndarray, *, n_clusters: int, alpha: float, beta: float, lam: float,
+                 eps: float, n_neighbors: int, mu_total: float, schedule, kernel, qp,
+                 settings: Mapping | None = None, treatment: str = "median",
+                 mmd_normalization: str = "group", neighbor_algorithm: str = "brute",
+                 max_iter: int = 30, tol: float = 1e-5, seed: int = 0,
+                 callback: Callable | None = None) -> FitResult:
+    """Run CAUSE-FS on preprocessed data ``X`` (n, d) without constant features.
+
+    The schedule's ``params`` override the hyperparameters of the same name.
+    """
+    schedule = resolve_schedule(schedule)
+    params = {"alpha": alpha, "beta": beta, "lam": lam, "eps": eps}
+    unknown = set(schedule.params) - set(params)
+    if unknown:
+        raise ScheduleError(f"schedule {schedule.name!r} sets unknown params {sorted(unknown)}; "
+                            f"allowed: {sorted(params)}")
+    params.update(schedule.params)
+    problem = Problem(
+        X=X,
+        coding=treatment_coding(X, treatment, mmd_normalization),
+        n_clusters=n_clusters,
+        n_neighbors=n_neighbors,
+        mu_total=mu_total,
+        kernel=resolve_kernel(kernel),
+        neighbor_algorithm=neighbor_algorithm,
+        seed=seed,
+        **params,
+    )
+    resources = {"qp": resolve_qp(qp)}
+    settings = dict(settings or {})
+    init = build_blocks(schedule.init, settings, resources)
+    loop = build_blocks(schedule.loop, settings, resources)
+    return run_schedule(State(problem), init, loop, max_iter=max_iter, tol=tol,
+                        callback=callback)

@@ -1,0 +1,325 @@
+"""scikit-learn selector: :class:`CauseFS` and the score function :func:`causefs_scores`."""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .engine import run_cause_fs
+from .preprocessing import (
+    MMD_NORMALIZATIONS,
+    SCALINGS,
+    TREATMENT_RULES,
+    constant_features,
+    scale_features,
+)
+from .graphs import NEIGHBOR_ALGORITHMS
+
+SAMPLE_WEIGHTS = ("simplex", "mean_one")
+
+
+class CollapseWarning(UserWarning):
+    """W shrank to the eps floor: the ranking then depends on eps alone."""
+
+
+def _progress(max_iter: int):
+    """A tqdm bar over loop iterations (silent when stderr is not a terminal)."""
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=max_iter, desc="CAUSE-FS", unit="it", leave=False, disable=None)
+    done = [0]
+
+    def callback(record):
+        if record["iteration"] > done[0]:  # the first block of a new iteration
+            bar.update(record["iteration"] - done[0])
+            done[0] = record["iteration"]
+        if record["objective"] is not None and record["kind"] != "init":
+            bar.set_postfix(J=f"{record['objective']:.6g}", refresh=False)
+
+    return bar, callback
+
+
+def _check_number(name, value, low=None, high=None, integer=False, low_open=False):
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise TypeError(f"{name} must be {'an int' if integer else 'a real number'}, "
+                        f"got {value!r}")
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if low is not None and (value <= low if low_open else value < low):
+        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value}")
+
+
+def _check_choice(name, value, allowed):
+    if value not in allowed:
+        raise ValueError(f"unknown {name} {value!r}; allowed: {', '.join(allowed)}")
+
+
+class CauseFS(SelectorMixin, BaseEstimator):
+    """Causally-aware unsupervised feature selection (CAUSE-FS).
+
+    Learns a row-sparse feature selection matrix W jointly with a spectral embedding,
+    multi-granular adaptive similarity graphs and confounder-balancing sample weights
+    (Shen et al., "Causally-Aware Unsupervised Feature Selection Learning"); features
+    are ranked by ``||W_f||_2``. The optimization is a schedule of swappable blocks
+    (:mod:`causefs.blocks`), kernels and QP backends resolved through the plugin
+    registry.
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        Number of clusters ``c`` = dimension ``h`` of the embedding; usually the number
+        of classes expected.
+    n_features_to_select : int, float or None, default=None
+        Features kept by :meth:`transform`: an int, a fraction in (0, 1], or None for
+        half of the features.
+    alpha : float, default=1.0
+        Weight of the regression term ``||X~ W - F||^2``.
+    beta : float, default=1e-4
+        Weight of the confounder-balance term.
+    lam : float, default=0.1
+        Weight of the l2,1 row-sparsity term (``lambda`` in the paper; a Python keyword).
+    n_neighbors : int, default=5
+        Neighbours ``k`` per column of every similarity graph.
+    eps : float, default=1e-8
+        Smoothing of the l2,1 norm, ``sqrt(||W_f||^2 + eps)``.
+    sigma : float, default=0.2
+        Threshold on normalized correlation below which a feature is an adjustment
+        variable, not a confounder.
+    sample_weights : {"mean_one", "simplex"}, default="mean_one"
+        ``simplex``: ``sum(mu) = 1`` as in the paper; ``mean_one``: ``sum(mu) = n``, the
+        same model with lambda and beta rescaled so one setting works across n.
+    schedule : str, mapping or Schedule, default="full"
+        Registered schedule (``full``, ``ablation_I``, ``ablation_II``) or a custom one.
+    kernel : str, mapping or Kernel, default="linear"
+        MMD kernel (``linear``, ``rbf``); a mapping passes options,
+        ``{"name": "rbf", "n_components": 100}``.
+    qp : str, mapping or QPBackend, default="projected_gradient"
+        Backend of the mu QP (``projected_gradient``, ``cvxpy``).
+    max_iter : int, default=30
+        Most loop iterations (the authors' demo runs 30).
+    tol : float, default=1e-5
+        Stop when the objective's relative change between iterations is below tol.
+    preprocessing : {"minmax", "standard", "none"}, default="minmax"
+        Per-feature scaling applied in ``fit``.
+    max_granularity : int, default=10
+        Largest number of feature granularities M.
+    treatment : {"median", "mean"}, default="median"
+        Split of each feature into treated and control samples.
+    mmd_normalization : {"group", "paper"}, default="group"
+        Treatment coding ``a_r`` (see :func:`causefs.preprocessing.treatment_coding`).
+    neighbor_algorithm : str, default="brute"
+        Nearest-neighbour search for graph candidates (scikit-learn's algorithms, or
+        ``"all"`` for the dense paper-literal reference).
+    random_state : int, RandomState or None, default=None
+        Seeds every random choice (eigensolver start, random features); the same seed
+        gives the same selection.
+    verbose : bool, default=False
+        Show a progress bar.
+
+    Attributes
+    ----------
+    scores_ : ndarray of shape (n_features,)
+        ``||W_f||_2``; 0 for constant features.
+    ranking_ : ndarray of shape (n_features,)
+        Rank of every feature, 1 = highest score (ties broken by index), as in
+        :class:`~sklearn.feature_selection.RFE`; ``np.argsort(ranking_)`` lists the
+        features best first.
+    support_ : ndarray of shape (n_features,), bool
+        The ``n_features_to_select`` best features.
+    W_ : ndarray of shape (n_features, n_clusters)
+        Feature selection matrix (zero rows for constant features).
+    sample_weight_ : ndarray of shape (n_samples,)
+        Learned sample weights mu.
+    groups_ : ndarray of shape (n_features,)
+        Feature granularity of every feature, -1 for constant features and for
+        schedules without granularities.
+    confounders_ : scipy.sparse.csr_array of shape (n_features, n_features), bool
+        ``confounders_[f, r]``: feature f is a confounder of treatment r.
+    objective_history_ : ndarray
+        Objective after the initialization and after every iteration.
+    trace_ : list of dict
+        Per block: iteration, block, kind, seconds, objective and its terms.
+    n_iter_ : int
+        Loop iterations run.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Present when ``X`` has string feature names.
+    """
+
+    def __init__(self, n_clusters=8, n_features_to_select=None, *, alpha=1.0, beta=1e-4,
+                 lam=0.1, n_neighbors=5, eps=1e-8, sigma=0.2, sample_weights="mean_one",
+                 schedule="full", kernel="linear", qp="projected_gradient", max_iter=30,
+                 tol=1e-5, preprocessing="minmax", max_granularity=10, treatment="median",
+                 mmd_normalization="group", neighbor_algorithm="brute", random_state=None,
+                 verbose=False):
+        self.n_clusters = n_clusters
+        self.n_features_to_select = n_features_to_select
+        self.alpha = alpha
+        self.beta = beta
+        self.lam = lam
+        self.n_neighbors = n_neighbors
+        self.eps = eps
+        self.sigma = sigma
+        self.sample_weights = sample_weights
+        self.schedule = schedule
+        self.kernel = kernel
+        self.qp = qp
+        self.max_iter = max_iter
+        self.tol = tol
+        self.preprocessing = preprocessing
+        self.max_granularity = max_granularity
+        self.treatment = treatment
+        self.mmd_normalization = mmd_normalization
+        self.neighbor_algorithm = neighbor_algorithm
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _validate_params_for(self, n_samples, n_features):
+        _check_number("n_clusters", self.n_clusters, low=2, integer=True)
+        if self.n_clusters > n_samples:
+            raise ValueError(f"n_clusters={self.n_clusters} exceeds n_samples={n_samples}")
+        _check_number("n_neighbors", self.n_neighbors, low=1, integer=True)
+        if self.n_neighbors > n_samples - 2:
+            raise ValueError(
+                f"n_neighbors={self.n_neighbors} needs at least n_neighbors + 2 = "
+                f"{self.n_neighbors + 2} samples (the closed form uses the (k+1)-th "
+                f"neighbour), got n_samples={n_samples}"
+            )
+        _check_number("alpha", self.alpha, low=0, low_open=True)
+        _check_number("beta", self.beta, low=0)
+        _check_number("lam", self.lam, low=0, low_open=True)
+        _check_number("eps", self.eps, low=0, low_open=True)
+        _check_number("sigma", self.sigma, low=0, high=1)
+        _check_number("max_iter", self.max_iter, low=0, integer=True)
+        _check_number("tol", self.tol, low=0)
+        _check_number("max_granularity", self.max_granularity, low=1, integer=True)
+        _check_choice("sample_weights", self.sample_weights, SAMPLE_WEIGHTS)
+        _check_choice("preprocessing", self.preprocessing, SCALINGS)
+        _check_choice("treatment", self.treatment, TREATMENT_RULES)
+        _check_choice("mmd_normalization", self.mmd_normalization, MMD_NORMALIZATIONS)
+        _check_choice("neighbor_algorithm", self.neighbor_algorithm, NEIGHBOR_ALGORITHMS)
+        return self._n_selected(n_features)
+
+    def _n_selected(self, n_features):
+        k = self.n_features_to_select
+        if k is None:
+            return max(1, n_features // 2)
+        if isinstance(k, numbers.Integral) and not isinstance(k, bool):
+            if not 1 <= k <= n_features:
+                raise ValueError(f"n_features_to_select={k} must lie in [1, n_features="
+                                 f"{n_features}]")
+            return int(k)
+        if isinstance(k, numbers.Real) and not isinstance(k, bool) and 0 < k <= 1:
+            return max(1, int(round(k * n_features)))
+        raise ValueError(f"n_features_to_select must be None, an int in [1, n_features] or "
+                         f"a fraction in (0, 1]; got {k!r}")
+
+    def fit(self, X, y=None):
+        """Learn the feature scores from ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Unlabeled data; NaN and inf are rejected.
+        y : None
+            Ignored (unsupervised).
+
+        Returns
+        -------
+        self : CauseFS
+        """
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=3,
+                          ensure_min_features=1)
+        n, d = X.shape
+        n_selected = self._validate_params_for(n, d)
+        constant = constant_features(X)
+        active = np.flatnonzero(~constant)
+        if not active.size:
+            raise ValueError("all features of X are constant: there is nothing to select")
+        X_active = scale_features(X, self.preprocessing)[:, active]
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        bar, callback = _progress(self.max_iter) if self.verbose else (None, None)
+        try:
+            result = run_cause_fs(
+                X_active,
+                n_clusters=self.n_clusters, alpha=self.alpha, beta=self.beta, lam=self.lam,
+                eps=self.eps, n_neighbors=self.n_neighbors,
+                mu_total=1.0 if self.sample_weights == "simplex" else float(n),
+                schedule=self.schedule, kernel=self.kernel, qp=self.qp,
+                settings={"sigma": self.sigma, "max_granularity": self.max_granularity},
+                treatment=self.treatment, mmd_normalization=self.mmd_normalization,
+                neighbor_algorithm=self.neighbor_algorithm, max_iter=self.max_iter,
+                tol=self.tol, seed=seed, callback=callback,
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+        state = result.state
+        self.W_ = np.zeros((d, self.n_clusters))
+        self.W_[active] = state.W
+        self.scores_ = np.linalg.norm(self.W_, axis=1)
+        order = np.argsort(-self.scores_, kind="stable")
+        self.ranking_ = np.empty(d, dtype=np.int64)
+        self.ranking_[order] = np.arange(1, d + 1)
+        self.support_ = self.ranking_ <= n_selected
+        self.sample_weight_ = state.mu.copy()
+        self.groups_ = np.full(d, -1, dtype=np.int64)
+        if state.groups is not None:
+            self.groups_[active] = state.groups
+        K = sp.coo_array(state.K) if state.K is not None else sp.coo_array((len(active),) * 2)
+        self.confounders_ = sp.csr_array(
+            (np.ones(K.nnz, dtype=bool), (active[K.row], active[K.col])), shape=(d, d)
+        )
+        self.objective_history_ = np.asarray(result.history)
+        self.trace_ = result.trace
+        self.n_iter_ = result.n_iter
+        contribution = np.einsum("ij,ij->i", state.W, state.W)
+        if contribution.max() < self.eps:
+            warnings.warn(
+                f"W collapsed to the eps floor (max ||W_f||^2 = {contribution.max():.3g} < "
+                f"eps = {self.eps:g}): the ranking then depends on eps alone. Lower lam or "
+                "raise alpha (with sample_weights='simplex' lambda acts as n * lambda).",
+                CollapseWarning, stacklevel=2,
+            )
+        return self
+
+    def _get_support_mask(self):
+        check_is_fitted(self, "support_")
+        return self.support_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+def causefs_scores(X, y=None, **params):
+    """CAUSE-FS feature scores ``||W_f||_2``, for ``SelectKBest(score_func=...)``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    y : ignored
+    **params
+        Any :class:`CauseFS` parameter, e.g. through ``functools.partial``::
+
+            SelectKBest(partial(causefs_scores, n_clusters=10), k=20)
+
+    Returns
+    -------
+    scores : ndarray of shape (n_features,)
+    """
+    if sp.issparse(X):
+        X = X.toarray()
+    return CauseFS(**params).fit(X).scores_

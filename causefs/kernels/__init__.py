@@ -1,0 +1,15 @@
+"""MMD kernels of the confounder-balance term, in the weighted-embedding form.
+
+For treatment r with coding ``a_r`` and confounders ``z_i^r = x_i[K[:, r]]``,
+
+    MMD_r(mu) = sum_ij mu_i mu_j a_ri a_rj kappa(z_i^r, z_j^r) = mu' H_r mu,
+
+so the balance term ``sum_r MMD_r`` is a PSD quadratic form in mu for any positive
+definite kernel and the mu problem stays a convex simplex QP (SPEC).
+"""
+
+from .base import BalanceOperator, Kernel
+from .linear import LinearKernel
+from .rbf import RBFKernel
+
+__all__ = ["BalanceOperator", "Kernel", "LinearKernel", "RBFKernel"]

@@ -1,0 +1,52 @@
+"""The QP backend interface."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from ..simplex import project_simplex
+from .problem import SimplexQP
+
+
+@dataclass
+class QPResult:
+    """Solution of a :class:`SimplexQP`: the point, its objective, and how it was reached."""
+
+    x: np.ndarray
+    value: float
+    n_iter: int
+    converged: bool
+    info: dict = field(default_factory=dict)
+
+
+class QPBackend(ABC):
+    """Solves :class:`SimplexQP` problems, warm-started from a feasible point.
+
+    Implementations return a feasible point whose objective is no larger than the
+    warm start's (:meth:`safeguard` does this), so the mu block is a descent block
+    whatever the backend's accuracy.
+    """
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def solve(self, qp: SimplexQP, x0: np.ndarray) -> QPResult:
+        """Minimize ``qp`` starting from the feasible ``x0``."""
+
+    @staticmethod
+    def safeguard(qp: SimplexQP, x: np.ndarray, x0: np.ndarray, n_iter: int,
+                  converged: bool, **info) -> QPResult:
+        """Make ``x`` exactly feasible and fall back to ``x0`` if it is not better."""
+        x = project_simplex(x, qp.total)
+        value, value0 = qp.value(x), qp.value(x0)
+        if not value <= value0:
+            x, value = x0, value0
+        return QPResult(x=x, value=value, n_iter=n_iter, converged=converged, info=info)
+
+    def __repr__(self) -> str:
+        options = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
+        return f"{type(self).__name__}({options})"

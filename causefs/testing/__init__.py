@@ -1,0 +1,25 @@
+"""Test helpers for causefs and its plugins (needs the ``test`` extra: hypothesis).
+
+A plugin author tests a new block the way the built-ins are tested::
+
+    from causefs.testing import check_block
+    check_block(MyBlock())            # descent, purity, validity, determinism
+
+and ``check_kernel`` / ``check_qp_backend`` for kernels and QP backends. The hypothesis
+strategies behind them are in :mod:`causefs.testing.strategies`.
+"""
+
+from .checks import check_block, check_kernel, check_qp_backend, check_state, check_step
+from .strategies import problems, random_graph, simplex_qps, states
+
+__all__ = [
+    "check_block",
+    "check_kernel",
+    "check_qp_backend",
+    "check_state",
+    "check_step",
+    "problems",
+    "random_graph",
+    "simplex_qps",
+    "states",
+]

@@ -1,0 +1,286 @@
+"""Property checks for blocks, kernels and QP backends (built-in or third-party).
+
+Each ``check_*`` runs a hypothesis property over random valid inputs and raises
+``AssertionError`` (hypothesis reports the shrunk counterexample) when the piece breaks
+its contract. They are deterministic (derandomized) so they behave the same in CI.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ..objective import objective
+from ..qp import QPResult, SimplexQP
+from ..qp.gradient_projection_cg import GradientProjectionCGBackend
+from ..state import STATE_FIELDS, State
+from .strategies import problems, simplex_qps, states
+
+
+def _settings(max_examples):
+    return settings(max_examples=max_examples, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def _fingerprint(value):
+    if value is None:
+        return None
+    if isinstance(value, tuple):
+        return tuple(_fingerprint(v) for v in value)
+    if sp.issparse(value):
+        value = sp.csc_array(value)
+        return (value.shape, value.indices.tobytes(), value.indptr.tobytes(), value.data.tobytes())
+    return np.asarray(value).tobytes()
+
+
+def _close(a, b, rtol=1e-10) -> bool:
+    if a is None or b is None:
+        return a is b
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_close(x, y, rtol) for x, y in zip(a, b))
+    if sp.issparse(a):
+        a, b = a.toarray(), b.toarray()
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and np.allclose(a, b, rtol=rtol, atol=rtol * (np.abs(a).max() + 1e-300))
+
+
+def _check_graph(name, A, n, k):
+    assert sp.issparse(A), f"{name} must be a scipy.sparse matrix, got {type(A).__name__}"
+    assert A.shape == (n, n), f"{name} has shape {A.shape}, expected {(n, n)}"
+    A = sp.csc_array(A)
+    assert np.all(np.isfinite(A.data)) and np.all(A.data >= 0), f"{name} has negative or non-finite entries"
+    sums = np.asarray(A.sum(axis=0)).ravel()
+    assert np.allclose(sums, 1.0, atol=1e-9), f"{name} columns must sum to 1 (got {sums.min()}..{sums.max()})"
+    assert np.all(np.diff(A.indptr) <= k), f"{name} has a column with more than k={k} non-zeros"
+    assert not np.any(A.diagonal()), f"{name} has a self loop"
+
+
+def check_state(state: State) -> None:
+    """Assert that every variable set in ``state`` satisfies SPEC's constraints."""
+    p = state.problem
+    n, d, h, k = p.n_samples, p.n_features, p.n_clusters, p.n_neighbors
+    if state.W is not None:
+        assert state.W.shape == (d, h), f"W has shape {state.W.shape}, expected {(d, h)}"
+        assert np.all(np.isfinite(state.W)), "W has non-finite entries"
+    if state.D is not None:
+        assert state.D.shape == (d,) and np.all(state.D > 0) and np.all(np.isfinite(state.D)), \
+            "D must be positive and finite, shape (d,)"
+    if state.F is not None:
+        assert state.F.shape == (n, h), f"F has shape {state.F.shape}, expected {(n, h)}"
+        error = np.abs(state.F.T @ state.F - np.eye(h)).max()
+        assert error <= 1e-8, f"F is not orthonormal: max |F'F - I| = {error:.3g}"
+    if state.mu is not None:
+        mu = state.mu
+        assert mu.shape == (n,), f"mu has shape {mu.shape}, expected {(n,)}"
+        assert np.all(mu >= 0), f"mu has negative entries (min {mu.min():.3g})"
+        assert abs(mu.sum() - p.mu_total) <= 1e-9 * p.mu_total, \
+            f"sum(mu) = {mu.sum()!r}, expected {p.mu_total}"
+    if state.G is not None:
+        _check_graph("G", state.G, n, k)
+    if state.xi is not None:
+        assert state.xi.shape == (n,) and np.all(state.xi >= 0), "xi must be >= 0, shape (n,)"
+    if state.S is not None:
+        for m, S in enumerate(state.S):
+            _check_graph(f"S[{m}]", S, n, k)
+    if state.gamma is not None:
+        assert state.S is not None and len(state.S) == len(state.gamma), \
+            "S and gamma must have one entry per group"
+        for m, gamma in enumerate(state.gamma):
+            assert gamma.shape == (n,) and np.all(gamma >= 0), f"gamma[{m}] must be >= 0, shape (n,)"
+    if state.groups is not None:
+        assert state.groups.shape == (d,), "groups must have shape (d,)"
+        M = int(state.groups.max()) + 1
+        assert set(np.unique(state.groups)) == set(range(M)), \
+            f"groups must use every label 0..{M - 1} (got {np.unique(state.groups)})"
+        if state.nu is not None:
+            assert state.nu.shape == (M,), f"nu has {state.nu.size} weights for {M} groups"
+            assert np.all(state.nu >= 0) and abs(state.nu.sum() - 1) <= 1e-9, \
+                "nu must lie on the simplex"
+        if state.S is not None:
+            assert len(state.S) == M, f"{len(state.S)} granular graphs for {M} groups"
+    if state.K is not None:
+        assert state.K.shape == (d, d) and state.K.dtype == bool, "K must be bool (d, d)"
+        assert not np.any(np.diag(state.K)), "a feature cannot confound itself (K diagonal)"
+
+
+def check_step(block, state: State, rtol: float = 1e-9) -> State:
+    """Run one step of ``block`` on ``state`` and assert the block contract.
+
+    The block returns a new :class:`State` of the same problem, changes only the
+    variables it declares in ``writes``, leaves its input untouched, is deterministic,
+    produces valid variables, and, for a descent block, does not raise the objective:
+    ``J(step(state)) <= J(state) + rtol * scale`` with the block's re-estimated adaptive
+    parameters substituted into both sides (SPEC, "Descent and monotonicity").
+    """
+    before = {f: _fingerprint(getattr(state, f)) for f in STATE_FIELDS}
+    new = block.step(state)
+    assert isinstance(new, State), f"{block.name}.step must return a State, got {type(new).__name__}"
+    assert new.problem is state.problem, f"{block.name}.step replaced the problem"
+    for field in STATE_FIELDS:
+        assert _fingerprint(getattr(state, field)) == before[field], \
+            f"{block.name}.step mutated its input's {field!r}"
+        if field not in block.writes:
+            assert getattr(new, field) is getattr(state, field), \
+                f"{block.name} changed {field!r}, which it does not declare in writes"
+    check_state(new)
+    again = block.step(state)
+    for field in block.writes:
+        assert _close(getattr(new, field), getattr(again, field)), \
+            f"{block.name}.step is not deterministic in {field!r}"
+    if block.kind == "descent":
+        reference = state.replace(**{f: getattr(new, f) for f in block.reestimates})
+        start, end = objective(reference), objective(new)
+        scale = sum(abs(v) for v in start.terms.values()) + 1e-300
+        assert end.total <= start.total + rtol * scale, (
+            f"descent block {block.name!r} raised the objective from {start.total!r} to "
+            f"{end.total!r} (by {(end.total - start.total) / scale:.3g} of its scale); "
+            f"terms before {start.terms}, after {end.terms}"
+        )
+    return new
+
+
+def check_block(block, *, strategy=None, max_examples: int = 40, rtol: float = 1e-9) -> None:
+    """Property test of a block on random valid states (see :func:`check_step`).
+
+    Init blocks get a state holding only the variables they read.
+
+    Parameters
+    ----------
+    block : Block
+    strategy : hypothesis strategy of State, optional
+        Defaults to :func:`~causefs.testing.strategies.states`.
+    max_examples : int
+    rtol : float
+        Allowed relative rise of the objective (rounding).
+    """
+    strategy = strategy if strategy is not None else states()
+
+    @_settings(max_examples)
+    @given(strategy)
+    def property_(state):
+        if block.kind == "init":  # an init block runs before the variables it does not read
+            keep = set(block.reads) | set(block.optional_reads)
+            state = State(state.problem, **{f: getattr(state, f) for f in STATE_FIELDS
+                                            if f in keep})
+        check_step(block, state, rtol)
+
+    property_()
+
+
+@st.composite
+def _kernel_cases(draw, kernel):
+    problem = draw(problems(kernel=kernel))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    d = problem.n_features
+    K = (rng.random((d, d)) < draw(st.sampled_from([0.0, 0.3, 1.0]))) & ~np.eye(d, dtype=bool)
+    v = rng.standard_normal(problem.n_samples)
+    return problem, K, v
+
+
+def check_kernel(kernel, *, max_examples: int = 30, rtol: float = 1e-8) -> None:
+    """Property test of an MMD kernel's balance operator.
+
+    ``dense()`` is symmetric positive semidefinite; ``quad``, ``matvec`` and ``dense``
+    agree; the operator is reproducible for a seed; empty confounder sets give 0.
+    """
+
+    @_settings(max_examples)
+    @given(_kernel_cases(kernel))
+    def property_(case):
+        problem, K, v = case
+        op = kernel.balance_operator(problem.X, problem.coding, K, seed=problem.seed)
+        H = np.asarray(op.dense(), dtype=float)
+        n = problem.n_samples
+        assert H.shape == (n, n), f"dense() has shape {H.shape}, expected {(n, n)}"
+        scale = np.abs(H).max() + 1e-300
+        assert np.allclose(H, H.T, atol=rtol * scale), "balance Hessian is not symmetric"
+        lowest = np.linalg.eigvalsh(0.5 * (H + H.T)).min()
+        assert lowest >= -1e-8 * scale, f"balance Hessian is not PSD (eigenvalue {lowest:.3g})"
+        quad = op.quad(v)
+        reference = float(v @ H @ v)
+        tolerance = rtol * scale * float(v @ v) + 1e-300
+        assert abs(quad - reference) <= tolerance, f"quad(v) = {quad} but v'Hv = {reference}"
+        assert np.allclose(op.matvec(v), H @ v, atol=rtol * scale * np.abs(v).sum()), \
+            "matvec(v) differs from dense() @ v"
+        diagonal = op.diagonal()
+        if diagonal is not None:
+            assert np.allclose(diagonal, np.diag(H), atol=rtol * scale), \
+                "diagonal() differs from the diagonal of dense()"
+        again = kernel.balance_operator(problem.X, problem.coding, K, seed=problem.seed)
+        assert abs(again.quad(v) - quad) <= tolerance, "operator not reproducible for a seed"
+        if not K.any():
+            assert abs(quad) <= tolerance, "empty confounder sets must give a zero balance term"
+
+    property_()
+
+
+def reference_optimum(qp: SimplexQP, max_rounds: int = 100) -> float:
+    """The QP's optimal value, certified by the KKT conditions (small dense problems).
+
+    Starts from an accurate iterative solution, then runs a primal-dual active-set
+    iteration on the support: solve the KKT system of the support, drop weights that
+    come out negative, add zeros whose multiplier is negative, until the KKT conditions
+    hold. Falls back to the Frank-Wolfe lower bound ``f(x) - gap(x)`` if they never do.
+    """
+    P, q, total = qp.dense(), qp.linear, qp.total
+    x0 = np.full(qp.n, total / qp.n)
+    x = GradientProjectionCGBackend(rtol=1e-14, max_iter=100_000).solve(qp, x0).x
+    support = x > 1e-9 * x.max()
+    scale = np.abs(P).max() * total + np.abs(q).max() + 1e-300
+    for _ in range(max_rounds):
+        idx = np.flatnonzero(support)
+        m = idx.size
+        kkt = np.zeros((m + 1, m + 1))
+        kkt[:m, :m] = P[np.ix_(idx, idx)]
+        kkt[:m, m] = kkt[m, :m] = 1.0
+        rhs = np.concatenate([-q[idx], [total]])
+        solution = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
+        candidate = np.zeros(qp.n)
+        candidate[idx] = solution[:m]
+        multipliers = P @ candidate + q + solution[m]  # g - theta; 0 on the support
+        if candidate[idx].min() < -1e-12 * total:
+            support[idx[np.argmin(candidate[idx])]] = False
+        elif (~support).any() and multipliers[~support].min() < -1e-12 * scale:
+            outside = np.flatnonzero(~support)
+            support[outside[np.argmin(multipliers[outside])]] = True
+        else:
+            return qp.value(np.maximum(candidate, 0.0))
+    Px = qp.matvec(x)
+    return qp.value(x, Px) - qp.frank_wolfe_gap(x, Px + q)
+
+
+def check_qp_backend(backend, *, max_examples: int = 30, rtol: float = 1e-6) -> None:
+    """Property test of a QP backend on random convex simplex QPs.
+
+    The result is feasible, reports its own objective, never exceeds the warm start, and
+    is within ``rtol`` (relative to the objective's scale) of the KKT-certified optimum.
+    """
+
+    @st.composite
+    def cases(draw):
+        qp = draw(simplex_qps())
+        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+        return qp, rng.dirichlet(np.ones(qp.n)) * qp.total
+
+    @_settings(max_examples)
+    @given(cases())
+    def property_(case):
+        qp, x0 = case
+        result = backend.solve(qp, x0)
+        assert isinstance(result, QPResult), "solve must return a QPResult"
+        x = result.x
+        assert x.shape == (qp.n,) and np.all(x >= 0), "solution must be non-negative, shape (n,)"
+        assert abs(x.sum() - qp.total) <= 1e-9 * qp.total, f"sum(x) = {x.sum()}, expected {qp.total}"
+        value = qp.value(x)
+        scale = abs(0.5 * x @ qp.matvec(x)) + abs(qp.linear @ x) + 1e-300
+        assert abs(result.value - value) <= 1e-9 * scale, "QPResult.value is not the objective at x"
+        assert value <= qp.value(x0) + 1e-12 * scale, "the solution is worse than the warm start"
+        optimum = reference_optimum(qp)
+        assert value - optimum <= rtol * scale, (
+            f"objective {value!r} is {(value - optimum) / scale:.3g} (relative) above the "
+            f"certified optimum {optimum!r}"
+        )
+
+    property_()

@@ -1,0 +1,146 @@
+"""Hypothesis strategies for random valid CAUSE-FS problems, states and QPs.
+
+Every strategy draws a seed and a few sizes (which hypothesis shrinks) and builds the
+arrays with NumPy from that seed, so examples are fast to build and reproducible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from hypothesis import strategies as st
+
+from ..blocks.selection_matrix import irls_weights
+from ..kernels import LinearKernel
+from ..preprocessing import treatment_coding
+from ..qp import SimplexQP
+from ..state import Problem, State
+
+
+def random_graph(rng: np.random.Generator, n: int, k: int) -> sp.csc_array:
+    """A column-stochastic (n, n) graph with k non-zeros a column and no self loops."""
+    rows = np.empty((n, k), dtype=np.int64)
+    for j in range(n):
+        others = np.delete(np.arange(n), j)
+        rows[j] = rng.choice(others, size=k, replace=False)
+    weights = rng.dirichlet(np.ones(k), size=n)
+    graph = sp.csc_array((weights.ravel(), rows.ravel(), np.arange(0, n * k + 1, k)),
+                         shape=(n, n))
+    graph.sort_indices()
+    return graph
+
+
+def random_data(rng: np.random.Generator, n: int, d: int, duplicates: bool) -> np.ndarray:
+    """Data in [0, 1] with no constant column; optionally with duplicate rows (ties)."""
+    X = rng.random((n, d))
+    if rng.random() < 0.5:  # clustered data, closer to real use than uniform noise
+        centers = rng.random((3, d))
+        X = np.clip(centers[rng.integers(0, 3, n)] + 0.1 * rng.standard_normal((n, d)), 0, 1)
+    X[0, :], X[2, :] = 0.0, 1.0  # every column non-constant
+    if duplicates:
+        X[1] = X[0]
+        X[n - 1] = X[n - 2]
+    return X
+
+
+@st.composite
+def problems(draw, min_samples=12, max_samples=30, min_features=3, max_features=10,
+             kernel=None, beta=None, mu_total=None):
+    """A random :class:`~causefs.state.Problem` (small sizes; kernel defaults to linear)."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    n = draw(st.integers(min_samples, max_samples))
+    d = draw(st.integers(min_features, max_features))
+    h = draw(st.integers(2, 4))
+    k = draw(st.integers(1, 4))
+    duplicates = draw(st.booleans())
+    rng = np.random.default_rng(seed)
+    X = random_data(rng, n, d, duplicates)
+    log_uniform = lambda low, high: float(10 ** rng.uniform(low, high))  # noqa: E731
+    return Problem(
+        X=X,
+        coding=treatment_coding(X, "median", draw(st.sampled_from(["group", "paper"]))),
+        n_clusters=h,
+        alpha=log_uniform(-2, 2),
+        beta=beta if beta is not None else draw(st.sampled_from([0.0, log_uniform(-3, 1)])),
+        lam=log_uniform(-3, 1),
+        eps=log_uniform(-10, -4),
+        n_neighbors=k,
+        mu_total=mu_total if mu_total is not None else draw(st.sampled_from([1.0, float(n)])),
+        kernel=kernel if kernel is not None else LinearKernel(),
+        seed=seed % (2**31),
+    )
+
+
+@st.composite
+def states(draw, problem=None, granular=True, **problem_options):
+    """A random valid :class:`~causefs.state.State` with every variable of SPEC's table set.
+
+    ``granular=False`` gives a state without granular graphs (ablation II). Adaptive
+    parameters gamma and xi are random positive numbers: the descent properties must
+    hold for any value.
+    """
+    p = problem if problem is not None else draw(problems(**problem_options))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n, d, h, k = p.n_samples, p.n_features, p.n_clusters, p.n_neighbors
+    W = rng.standard_normal((d, h)) * 10 ** rng.uniform(-3, 1)
+    W[rng.random(d) < 0.3] *= 1e-4  # rows near the eps floor
+    F, _ = np.linalg.qr(rng.standard_normal((n, h)))
+    mu = rng.dirichlet(np.full(n, 0.5)) * p.mu_total
+    is_treatment = np.any(p.coding != 0, axis=0)
+    K = (rng.random((d, d)) < 0.7) & ~np.eye(d, dtype=bool) & is_treatment[None, :]
+    fields = dict(W=W, D=irls_weights(W, p.eps), F=F, mu=mu, K=K,
+                  G=random_graph(rng, n, k), xi=rng.random(n) * 10 ** rng.uniform(-3, 1))
+    if granular:
+        M = int(rng.integers(1, min(3, d) + 1))
+        groups = np.concatenate([np.arange(M), rng.integers(0, M, d - M)])
+        rng.shuffle(groups)
+        fields.update(
+            groups=groups,
+            nu=rng.dirichlet(np.ones(M)),
+            S=tuple(random_graph(rng, n, k) for _ in range(M)),
+            gamma=tuple(rng.random(n) * 10 ** rng.uniform(-3, 1) for _ in range(M)),
+        )
+    return State(p, **fields)
+
+
+@st.composite
+def simplex_qps(draw, min_size=2, max_size=40, balance=True):
+    """A random convex :class:`~causefs.qp.SimplexQP` with a dense PSD balance part."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n = draw(st.integers(min_size, max_size))
+    total = draw(st.sampled_from([1.0, float(n)]))
+    rank = int(rng.integers(1, n + 1))
+    factor = rng.standard_normal((n, rank)) * 10 ** rng.uniform(-2, 1)
+    graph = random_graph(rng, n, 1) if n > 2 else None
+    sparse = None
+    if graph is not None:
+        # a graph Laplacian: symmetric PSD with the sparsity of a kNN graph
+        sym = 0.5 * (graph + graph.T)
+        sparse = sp.csr_array(sp.diags_array(np.asarray(sym.sum(axis=1)).ravel()) - sym)
+    return SimplexQP(
+        diag=rng.random(n) * 10 ** rng.uniform(-3, 1),
+        linear=rng.standard_normal(n) * 10 ** rng.uniform(-2, 1),
+        total=total,
+        sparse=sparse,
+        balance=_DenseOperator(factor @ factor.T) if balance else None,
+        balance_weight=float(10 ** rng.uniform(-2, 2)) if balance else 0.0,
+    )
+
+
+class _DenseOperator:
+    """A balance operator given by a dense PSD matrix (for QP strategies)."""
+
+    def __init__(self, H):
+        self.H = H
+
+    def quad(self, v):
+        return float(v @ self.H @ v)
+
+    def matvec(self, v):
+        return self.H @ v
+
+    def dense(self):
+        return self.H
+
+    def diagonal(self):
+        return np.diag(self.H).copy()

@@ -1,0 +1,1 @@
+"""Hydra configuration groups of the causefs CLI (shipped inside the wheel)."""
