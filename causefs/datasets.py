@@ -118,20 +118,15 @@ def _orient(X, y, source):
 
 
 def _load_mat(path: Path):
+    import h5py
     import scipy.io
 
-    try:
-        contents = scipy.io.loadmat(path)
-    except NotImplementedError:  # MATLAB v7.3 files are HDF5
-        try:
-            import h5py
-        except ImportError as exc:  # pragma: no cover - h5py is a dependency
-            raise DatasetError(f"{path} is a MATLAB v7.3 (HDF5) file: install h5py") from exc
+    if h5py.is_hdf5(path):  # MATLAB v7.3 files are HDF5 (behind a 512-byte header)
         with h5py.File(path, "r") as handle:
-            # h5py reads MATLAB arrays transposed (column-major storage)
-            contents = {key: np.asarray(handle[key]).T for key in handle.keys()
-                        if isinstance(handle[key], h5py.Dataset)}
-    return contents
+            # MATLAB stores arrays column-major: h5py sees them transposed
+            return {key: np.asarray(handle[key]).T for key in handle.keys()
+                    if isinstance(handle[key], h5py.Dataset)}
+    return scipy.io.loadmat(path)
 
 
 def load_file(path: str | os.PathLike, label_column: int | None = None) -> Dataset:

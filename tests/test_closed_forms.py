@@ -1,0 +1,163 @@
+"""Closed forms checked against cvxpy and dense references on small problems."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from causefs.blocks import EmbeddingBlock
+from causefs.blocks.sample_weights import granular_hessian, sample_weight_qp
+from causefs.blocks.selection_matrix import irls_weights, selection_system
+from causefs.blocks.spectral_embedding import smallest_eigenvectors
+from causefs.graphs import adaptive_graph, adaptive_neighbors, laplacian_quadratic
+from causefs.objective import objective
+from causefs.testing import random_graph, states
+
+SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=None)
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.booleans())
+def test_adaptive_neighbours_solve_the_column_problem(seed, k, ties):
+    """Each column minimizes <tau, s> + gamma ||s||^2 on the simplex with s_jj = 0."""
+    rng = np.random.default_rng(seed)
+    n = 9
+    tau = rng.standard_normal((n, n))
+    if ties:
+        tau = np.round(tau, 1)
+    idx = np.broadcast_to(np.arange(n), (n, n)).copy()
+    tau_no_self = tau.copy()
+    np.fill_diagonal(tau_no_self, np.inf)
+    graph, gamma = adaptive_neighbors(idx, tau_no_self, k)
+    S = graph.toarray()
+    for j in range(n):
+        s = cp.Variable(n)
+        column = tau[j]  # candidate i of column j is row i of the graph
+        cost = column @ s + gamma[j] * cp.sum_squares(s)
+        cp.Problem(cp.Minimize(cost), [s >= 0, cp.sum(s) == 1, s[j] == 0]).solve()
+        ours = column @ S[:, j] + gamma[j] * S[:, j] @ S[:, j]
+        assert ours <= cost.value + 1e-6
+        assert np.count_nonzero(S[:, j]) <= k and S[j, j] == 0
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4))
+def test_knn_candidates_equal_the_dense_reference(seed, k):
+    """kNN search plus the prior's support finds the same graph as scanning all pairs."""
+    rng = np.random.default_rng(seed)
+    Y = rng.standard_normal((30, 3))
+    prior = 0.3 * random_graph(rng, 30, k)
+    fast, gamma_fast = adaptive_graph(Y, k, prior, "brute")
+    dense, gamma_dense = adaptive_graph(Y, k, prior, "all")
+    assert np.allclose(fast.toarray(), dense.toarray())
+    assert np.allclose(gamma_fast, gamma_dense)
+
+
+def test_duplicate_points_fall_back_to_uniform_weights():
+    Y = np.zeros((6, 2))
+    graph, gamma = adaptive_graph(Y, 2)
+    assert np.allclose(graph.toarray().sum(axis=0), 1.0)
+    assert set(np.round(graph.data, 12)) == {0.5} and np.all(gamma == 0)
+    assert not graph.diagonal().any()
+
+
+@SETTINGS
+@given(states())
+def test_w_system_minimizes_the_quadratic_surrogate(state):
+    """eq. W.3 solves min Tr(W'VW) + alpha ||X~W - F||^2 + lam Tr(W'DW) (cvxpy)."""
+    p = state.problem
+    D = irls_weights(state.W, p.eps)
+    A, B = selection_system(state, D)
+    W = np.linalg.solve(A, B)
+    Xt = state.mu[:, None] * p.X
+    V = A - p.alpha * Xt.T @ Xt - np.diag(p.lam * D)  # the granular graph part, PSD
+    values, vectors = np.linalg.eigh(0.5 * (V + V.T))
+    R = np.sqrt(np.clip(values, 0, None))[:, None] * vectors.T  # V = R'R
+
+    def surrogate(M, square=np.square, total=np.sum, times=np.multiply):
+        return (total(square(R @ M)) + p.alpha * total(square(Xt @ M - state.F))
+                + p.lam * total(times(np.repeat(D[:, None], M.shape[1], 1), square(M))))
+
+    M = cp.Variable(W.shape)
+    problem = cp.Problem(cp.Minimize(surrogate(M, cp.square, cp.sum, cp.multiply)))
+    problem.solve(solver="CLARABEL")
+    assert surrogate(W) <= problem.value + 1e-6 * max(1.0, abs(problem.value))
+
+
+@SETTINGS
+@given(states())
+def test_granular_graph_part_of_w_system_is_the_graph_term(state):
+    """Tr(W' V W) with V from the system equals the granular graph smoothness term."""
+    p = state.problem
+    D = np.zeros(p.n_features)
+    A, _ = selection_system(state, D)
+    Xt = state.mu[:, None] * p.X
+    V = A - p.alpha * Xt.T @ Xt
+    expected = sum(
+        laplacian_quadratic(S, Xt[:, state.groups == m] @ state.W[state.groups == m])
+        for m, S in enumerate(state.S))
+    assert np.trace(state.W.T @ V @ state.W) == pytest.approx(expected, rel=1e-8, abs=1e-12)
+
+
+@SETTINGS
+@given(states(), st.integers(0, 2**32 - 1))
+def test_mu_qp_is_the_objective_in_mu(state, seed):
+    """f(mu1) - f(mu2) of the QP equals J(mu1) - J(mu2)."""
+    qp = sample_weight_qp(state)
+    rng = np.random.default_rng(seed)
+    other = rng.dirichlet(np.ones(state.problem.n_samples)) * state.problem.mu_total
+    dq = qp.value(other) - qp.value(state.mu)
+    dj = objective(state.replace(mu=other)).total - objective(state).total
+    scale = sum(abs(v) for v in objective(state).terms.values())
+    assert dq == pytest.approx(dj, abs=1e-9 * scale)
+
+
+@SETTINGS
+@given(states())
+def test_gpi_keeps_f_orthonormal(state):
+    F = EmbeddingBlock(max_iter=50).step(state).F
+    assert np.abs(F.T @ F - np.eye(F.shape[1])).max() < 1e-10
+
+
+def test_gpi_reaches_a_stationary_point(blobs):
+    """At GPI's fixed point F'grad is symmetric (first-order optimality on F'F = I)."""
+    from causefs.engine import run_cause_fs
+    from causefs.graphs import laplacian_matmul
+    from causefs.preprocessing import scale_features
+
+    X = scale_features(blobs[0])
+    state = run_cause_fs(X, n_clusters=3, alpha=1.0, beta=1e-4, lam=0.1, eps=1e-8,
+                         n_neighbors=5, mu_total=60.0, schedule="full", kernel="linear",
+                         qp="gradient_projection_cg", max_iter=2).state
+    p = state.problem
+    F = EmbeddingBlock(max_iter=20000, tol=1e-15).step(state).F
+    gradient = 2 * (p.alpha * F + laplacian_matmul(state.G, F)) - 2 * p.alpha * (
+        state.mu[:, None] * (p.X @ state.W))
+    M = F.T @ gradient
+    assert np.abs(M - M.T).max() <= 1e-6 * np.abs(M).max()
+
+
+def test_sparse_spectral_embedding_matches_dense_eigenvectors():
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(c, 0.3, size=(150, 2)) for c in (0, 3, 6)])
+    G, _ = adaptive_graph(X, 5)
+    F = smallest_eigenvectors(G, 3, seed=0)  # n = 450: the sparse path
+    L = sp.csr_array(sp.diags_array(0.5 * (np.asarray(G.sum(0)).ravel() + np.asarray(G.sum(1)).ravel()))
+                     - 0.5 * (G + G.T)).toarray()
+    _, reference = scipy.linalg.eigh(L, subset_by_index=[0, 2])
+    # same subspace: the projection onto one basis reproduces the other
+    assert np.allclose(reference @ (reference.T @ F), F, atol=1e-6)
+    assert np.allclose(F.T @ F, np.eye(3), atol=1e-12)
+
+
+@SETTINGS
+@given(states())
+def test_granular_hessian_is_the_graph_term_in_mu(state):
+    H = granular_hessian(state)
+    expected = sum(
+        laplacian_quadratic(S, state.mu[:, None] * (state.X[:, state.groups == m] @ state.W[state.groups == m]))
+        for m, S in enumerate(state.S))
+    assert state.mu @ (H @ state.mu) == pytest.approx(expected, rel=1e-8, abs=1e-14)
