@@ -86,7 +86,7 @@ def build_blocks(entries, settings: Mapping, resources: Mapping) -> list:
 def run_cause_fs(X: np.ndarray, *, n_clusters: int, alpha: float, beta: float, lam: float,
                  eps: float, n_neighbors: int, mu_total: float, schedule, kernel, qp,
                  settings: Mapping | None = None, treatment: str = "median",
-                 mmd_normalization: str = "group", neighbor_algorithm: str = "brute",
+                 mmd_normalization: str = "group", neighbor_algorithm: str = "auto",
                  max_iter: int = 30, tol: float = 1e-5, seed: int = 0,
                  callback: Callable | None = None) -> FitResult:
     """Run CAUSE-FS on preprocessed data ``X`` (n, d) without constant features.

@@ -119,9 +119,10 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Split of each feature into treated and control samples.
     mmd_normalization : {"group", "paper"}, default="group"
         Treatment coding ``a_r`` (see :func:`causefs.preprocessing.treatment_coding`).
-    neighbor_algorithm : str, default="brute"
-        Nearest-neighbour search for graph candidates (scikit-learn's algorithms, or
-        ``"all"`` for the dense paper-literal reference).
+    neighbor_algorithm : str, default="auto"
+        Nearest-neighbour search for graph candidates: ``auto`` (NumPy brute force for
+        small n, scikit-learn's above), scikit-learn's algorithms, or ``"all"`` for the
+        dense paper-literal reference.
     random_state : int, RandomState or None, default=None
         Seeds every random choice (eigensolver start, random features); the same seed
         gives the same selection.
@@ -162,7 +163,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
                  lam=0.1, n_neighbors=5, eps=1e-8, sigma=0.2, sample_weights="mean_one",
                  schedule="full", kernel="linear", qp="gradient_projection_cg", max_iter=30,
                  tol=1e-5, preprocessing="minmax", max_granularity=10, treatment="median",
-                 mmd_normalization="group", neighbor_algorithm="brute", random_state=None,
+                 mmd_normalization="group", neighbor_algorithm="auto", random_state=None,
                  verbose=False):
         self.n_clusters = n_clusters
         self.n_features_to_select = n_features_to_select

@@ -31,9 +31,13 @@ ADAPTIVE_UPDATES = {
     "block then never raises J as it stands",
 }
 
-#: candidate searches: scikit-learn's NearestNeighbors algorithms, plus "all" (every
+#: candidate searches: "auto" (NumPy brute force up to SMALL_N points, scikit-learn's
+#: brute force above), scikit-learn's NearestNeighbors algorithms, and "all" (every
 #: i != j: the paper-literal dense reference, O(n^2) memory)
-NEIGHBOR_ALGORITHMS = ("brute", "kd_tree", "ball_tree", "auto", "all")
+NEIGHBOR_ALGORITHMS = ("auto", "brute", "kd_tree", "ball_tree", "all")
+
+#: below this many points a plain NumPy search beats scikit-learn's fixed overhead
+SMALL_N = 1000
 
 _CHUNK_ELEMENTS = 2**22  # bound on the temporary (rows x candidates x dims) arrays
 
@@ -125,9 +129,27 @@ def _fixed_gamma_weights(tau: np.ndarray, gamma: np.ndarray) -> np.ndarray:
     return weights
 
 
+def _numpy_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
+    """Exact kNN by chunked squared distances (for small n), excluding each point itself."""
+    n = Y.shape[0]
+    squared = np.einsum("ij,ij->i", Y, Y)
+    out = np.empty((n, n_candidates), dtype=np.int64)
+    step = max(1, _CHUNK_ELEMENTS // max(1, n))
+    for start in range(0, n, step):
+        rows = np.arange(start, min(n, start + step))
+        D = squared[rows, None] + squared[None, :] - 2.0 * (Y[rows] @ Y.T)
+        D[np.arange(rows.size), rows] = np.inf
+        out[rows] = np.argpartition(D, n_candidates - 1, axis=1)[:, :n_candidates]
+    return out
+
+
 def _nearest_candidates(Y: np.ndarray, n_candidates: int, algorithm: str) -> np.ndarray:
     """Indices (n, n_candidates) of each row's nearest other rows."""
     n = Y.shape[0]
+    if algorithm == "auto":
+        if n <= SMALL_N:
+            return _numpy_neighbors(Y, n_candidates)
+        algorithm = "brute"
     if algorithm == "all":
         idx = np.broadcast_to(np.arange(n - 1), (n, n - 1)).copy()
         idx += idx >= np.arange(n)[:, None]  # skip the diagonal
@@ -191,7 +213,7 @@ def _half_squared_distances(Y: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return out
 
 
-def adaptive_graph(Y: np.ndarray, k: int, prior=None, algorithm: str = "brute",
+def adaptive_graph(Y: np.ndarray, k: int, prior=None, algorithm: str = "auto",
                    previous: tuple | None = None):
     """Adaptive-neighbour graph of the rows of ``Y`` with an optional prior (eq. S.5).
 

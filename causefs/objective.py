@@ -46,33 +46,79 @@ def sparsity(W: np.ndarray, lam: float, eps: float) -> float:
     return float(lam * np.sqrt(np.einsum("ij,ij->i", W, W) + eps).sum())
 
 
-def objective(state: State) -> ObjectiveValue:
-    """Evaluate J at ``state``; needs at least ``W``, ``F`` and ``mu``."""
+#: the variables each term depends on (besides the fixed problem)
+TERM_INPUTS = {
+    "regression": ("W", "F", "mu"),
+    "fused_smoothness": ("G", "F"),
+    "sparsity": ("W",),
+    "granular_graphs": ("S", "gamma", "groups", "W", "mu"),
+    "fusion": ("G", "xi", "S", "nu"),
+    "balance": ("mu", "K"),
+}
+
+
+def _granular_graphs(state: State) -> float:
+    if not state.n_granularities:
+        return 0.0
+    total = 0.0
+    for m, (S, gamma) in enumerate(zip(state.S, state.gamma)):
+        total += laplacian_quadratic(S, group_embedding(state, m))
+        total += float(gamma @ column_sq_norms(S))
+    return total
+
+
+def _fusion(state: State) -> float:
+    if state.G is None:
+        return 0.0
+    total = float(state.xi @ column_sq_norms(state.G)) if state.xi is not None else 0.0
+    if state.n_granularities:
+        total -= float(sum(nu * state.G.multiply(S).sum() for nu, S in zip(state.nu, state.S)))
+    return total
+
+
+def _regression(state: State) -> float:
+    residual = state.mu[:, None] * (state.X @ state.W) - state.F
+    return float(state.problem.alpha * np.einsum("ij,ij->", residual, residual))
+
+
+def _balance(state: State) -> float:
+    p = state.problem
+    if p.beta == 0:
+        return 0.0
+    if state.K is None:
+        raise ValueError("the balance term (beta != 0) needs the confounder sets K")
+    return p.beta * p.balance_value(state.K, state.mu)
+
+
+_TERMS = {
+    "regression": _regression,
+    "fused_smoothness": lambda s: laplacian_quadratic(s.G, s.F) if s.G is not None else 0.0,
+    "sparsity": lambda s: sparsity(s.W, s.problem.lam, s.problem.eps),
+    "granular_graphs": _granular_graphs,
+    "fusion": _fusion,
+    "balance": _balance,
+}
+
+
+def objective(state: State, cache: dict | None = None) -> ObjectiveValue:
+    """Evaluate J at ``state``; needs at least ``W``, ``F`` and ``mu``.
+
+    ``cache`` (a dict kept by the caller, e.g. the scheduler) reuses a term whose input
+    variables are the very same objects as at its last evaluation: blocks replace the
+    variables they write, so a term is recomputed only when one of its inputs changed.
+    """
     missing = {"W", "F", "mu"} - state.available()
     if missing:
         raise ValueError(f"the objective needs {sorted(missing)}, which are not set yet")
-    p = state.problem
-    W, F, mu = state.W, state.F, state.mu
-    terms = dict.fromkeys(TERMS, 0.0)
-    residual = mu[:, None] * (p.X @ W) - F
-    terms["regression"] = float(p.alpha * np.einsum("ij,ij->", residual, residual))
-    terms["sparsity"] = sparsity(W, p.lam, p.eps)
-    if state.G is not None:
-        terms["fused_smoothness"] = laplacian_quadratic(state.G, F)
-        if state.xi is not None:
-            terms["fusion"] = float(state.xi @ column_sq_norms(state.G))
-    if state.n_granularities:
-        granular = 0.0
-        for m, (S, gamma) in enumerate(zip(state.S, state.gamma)):
-            granular += laplacian_quadratic(S, group_embedding(state, m))
-            granular += float(gamma @ column_sq_norms(S))
-        terms["granular_graphs"] = granular
-        if state.G is not None:
-            terms["fusion"] -= float(
-                sum(nu * state.G.multiply(S).sum() for nu, S in zip(state.nu, state.S))
-            )
-    if p.beta != 0:
-        if state.K is None:
-            raise ValueError("the balance term (beta != 0) needs the confounder sets K")
-        terms["balance"] = p.beta * p.balance_value(state.K, mu)
+    terms = {}
+    for name in TERMS:
+        inputs = tuple(getattr(state, field) for field in TERM_INPUTS[name])
+        hit = cache.get(name) if cache is not None else None
+        if hit is not None and hit[0] is state.problem and len(hit[1]) == len(inputs) and all(
+                a is b for a, b in zip(hit[1], inputs)):
+            terms[name] = hit[2]
+            continue
+        terms[name] = float(_TERMS[name](state))
+        if cache is not None:
+            cache[name] = (state.problem, inputs, terms[name])
     return ObjectiveValue(total=float(sum(terms.values())), terms=terms)

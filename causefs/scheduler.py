@@ -124,6 +124,7 @@ def run_schedule(state: State, init: Sequence, loop: Sequence, *, max_iter: int 
     validate_blocks(init, loop, needs)
     trace: list = []
     history: list = []
+    cache: dict = {}  # objective terms whose inputs a block left untouched are reused
 
     def run(block, iteration):
         nonlocal state
@@ -133,7 +134,7 @@ def run_schedule(state: State, init: Sequence, loop: Sequence, *, max_iter: int 
         record = {"iteration": iteration, "block": block.name, "kind": block.kind,
                   "seconds": seconds, "objective": None, "terms": None}
         if {"W", "F", "mu"} <= state.available():
-            value = objective(state)
+            value = objective(state, cache)
             if not math.isfinite(value.total):
                 raise FloatingPointError(
                     f"objective is {value.total} after block {block.name!r} "
@@ -148,7 +149,7 @@ def run_schedule(state: State, init: Sequence, loop: Sequence, *, max_iter: int 
     record = None
     for block in init:
         record = run(block, 0)
-    history.append(record["objective"] if record else objective(state).total)
+    history.append(record["objective"] if record else objective(state, cache).total)
     converged = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):

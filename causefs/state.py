@@ -73,7 +73,7 @@ class Problem:
     n_neighbors: int = 5
     mu_total: float = 1.0
     kernel: Any = None
-    neighbor_algorithm: str = "brute"
+    neighbor_algorithm: str = "auto"
     seed: int = 0
     _balance_cache: dict = field(default_factory=dict, repr=False)
     _value_cache: list = field(default_factory=list, repr=False)

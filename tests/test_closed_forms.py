@@ -43,14 +43,15 @@ def test_adaptive_neighbours_solve_the_column_problem(seed, k, ties):
         assert np.count_nonzero(S[:, j]) <= k and S[j, j] == 0
 
 
+@pytest.mark.parametrize("algorithm", ["auto", "brute", "kd_tree"])
 @SETTINGS
-@given(st.integers(0, 2**32 - 1), st.integers(1, 4))
-def test_knn_candidates_equal_the_dense_reference(seed, k):
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 4))
+def test_knn_candidates_equal_the_dense_reference(algorithm, seed, k):
     """kNN search plus the prior's support finds the same graph as scanning all pairs."""
     rng = np.random.default_rng(seed)
     Y = rng.standard_normal((30, 3))
     prior = 0.3 * random_graph(rng, 30, k)
-    fast, gamma_fast = adaptive_graph(Y, k, prior, "brute")
+    fast, gamma_fast = adaptive_graph(Y, k, prior, algorithm)
     dense, gamma_dense = adaptive_graph(Y, k, prior, "all")
     assert np.allclose(fast.toarray(), dense.toarray())
     assert np.allclose(gamma_fast, gamma_dense)

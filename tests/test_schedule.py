@@ -153,3 +153,12 @@ def test_a_block_that_produces_nan_is_named(blobs):
 def test_schedule_params_override_hyperparameters(blobs):
     result = fit(blobs[0], "ablation_I", max_iter=1, beta=123.0)
     assert result.state.problem.beta == 0.0
+
+
+def test_cached_objective_equals_a_fresh_evaluation(blobs):
+    """The scheduler reuses terms whose inputs are unchanged; the values must not differ."""
+    from causefs.objective import objective
+
+    result = fit(blobs[0], "full", max_iter=3)
+    fresh = objective(result.state)
+    assert fresh.terms == result.trace[-1]["terms"]
