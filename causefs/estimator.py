@@ -12,7 +12,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .engine import run_cause_fs
+from .engine import resolve_kernel, resolve_qp, run_cause_fs
 from .preprocessing import (
     MMD_NORMALIZATIONS,
     SCALINGS,
@@ -21,6 +21,7 @@ from .preprocessing import (
     scale_features,
 )
 from .graphs import NEIGHBOR_ALGORITHMS
+from .memory import check_memory, estimate_fit_memory
 
 SAMPLE_WEIGHTS = ("simplex", "mean_one")
 
@@ -86,8 +87,12 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Weight of the regression term ``||X~ W - F||^2``.
     beta : float, default=1e-4
         Weight of the confounder-balance term.
-    lam : float, default=0.1
+    lam : float, default=1.0
         Weight of the l2,1 row-sparsity term (``lambda`` in the paper; a Python keyword).
+
+        The defaults of alpha, beta and lam (with ``sample_weights="mean_one"``) were
+        chosen on JAFFE, UMIST, COIL20 and a 2000-sample USPS subset by
+        ``benchmarks/choose_defaults.py`` (README, "Defaults").
     n_neighbors : int, default=5
         Neighbours ``k`` per column of every similarity graph.
     eps : float, default=1e-8
@@ -123,6 +128,11 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Nearest-neighbour search for graph candidates: ``auto`` (NumPy brute force for
         small n, scikit-learn's above), scikit-learn's algorithms, or ``"all"`` for the
         dense paper-literal reference.
+    memory_limit : "auto", int, str or None, default="auto"
+        Budget for the estimated peak memory of the fit (:mod:`causefs.memory`):
+        ``"auto"`` is 80% of the memory available when ``fit`` starts, an int is bytes,
+        a string like ``"8GB"``; None disables the check. A fit over budget raises
+        :class:`~causefs.memory.MemoryLimitError` naming a setting that would fit.
     random_state : int, RandomState or None, default=None
         Seeds every random choice (eigensolver start, random features); the same seed
         gives the same selection.
@@ -154,17 +164,19 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Per block: iteration, block, kind, seconds, objective and its terms.
     n_iter_ : int
         Loop iterations run.
+    memory_estimate_ : int
+        Estimated peak bytes of the fit (checked against ``memory_limit``).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Present when ``X`` has string feature names.
     """
 
     def __init__(self, n_clusters=8, n_features_to_select=None, *, alpha=1.0, beta=1e-4,
-                 lam=0.1, n_neighbors=5, eps=1e-8, sigma=0.2, sample_weights="mean_one",
+                 lam=1.0, n_neighbors=5, eps=1e-8, sigma=0.2, sample_weights="mean_one",
                  schedule="full", kernel="linear", qp="gradient_projection_cg", max_iter=30,
                  tol=1e-5, preprocessing="minmax", max_granularity=10, treatment="median",
-                 mmd_normalization="group", neighbor_algorithm="auto", random_state=None,
-                 verbose=False):
+                 mmd_normalization="group", neighbor_algorithm="auto", memory_limit="auto",
+                 random_state=None, verbose=False):
         self.n_clusters = n_clusters
         self.n_features_to_select = n_features_to_select
         self.alpha = alpha
@@ -184,6 +196,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.treatment = treatment
         self.mmd_normalization = mmd_normalization
         self.neighbor_algorithm = neighbor_algorithm
+        self.memory_limit = memory_limit
         self.random_state = random_state
         self.verbose = verbose
 
@@ -249,6 +262,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         active = np.flatnonzero(~constant)
         if not active.size:
             raise ValueError("all features of X are constant: there is nothing to select")
+        self.memory_estimate_ = self._check_memory(n, active.size)
         X_active = scale_features(X, self.preprocessing)[:, active]
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         bar, callback = _progress(self.max_iter) if self.verbose else (None, None)
@@ -295,6 +309,22 @@ class CauseFS(SelectorMixin, BaseEstimator):
                 CollapseWarning, stacklevel=2,
             )
         return self
+
+    def _check_memory(self, n, d):
+        kernel, qp = resolve_kernel(self.kernel), resolve_qp(self.qp)
+        exact = False
+        if kernel.name == "rbf":  # what "auto" resolves to, for confounders on all features
+            exact = kernel.approximation == "exact" or (
+                kernel.approximation == "auto"
+                and float(n) ** 2 * d * d / 2 <= kernel.exact_budget)
+        estimate = estimate_fit_memory(
+            n, d, n_clusters=self.n_clusters, n_neighbors=self.n_neighbors,
+            max_granularity=self.max_granularity, qp=qp.name, kernel=kernel.name,
+            kernel_components=getattr(kernel, "n_components", 0), kernel_exact=exact,
+            neighbor_algorithm=self.neighbor_algorithm)
+        check_memory(estimate, self.memory_limit, qp=qp.name, kernel=kernel.name,
+                     neighbor_algorithm=self.neighbor_algorithm)
+        return estimate.peak
 
     def _get_support_mask(self):
         check_is_fitted(self, "support_")

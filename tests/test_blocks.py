@@ -24,6 +24,11 @@ def test_block_contract(name):
     check_block(make(name), max_examples=25)
 
 
+@pytest.mark.parametrize("system", ["primal", "dual"])
+def test_both_w_systems_descend(system):
+    check_block(make("selection_matrix", system=system), max_examples=15)
+
+
 @pytest.mark.parametrize("name", ["granular_graphs", "fused_graph"])
 def test_monotone_adaptive_update_descends_without_substitution(name):
     """With adaptive_update='monotone' the graph blocks never raise J as it stands."""

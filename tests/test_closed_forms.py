@@ -162,3 +162,29 @@ def test_granular_hessian_is_the_graph_term_in_mu(state):
         laplacian_quadratic(S, state.mu[:, None] * (state.X[:, state.groups == m] @ state.W[state.groups == m]))
         for m, S in enumerate(state.S))
     assert state.mu @ (H @ state.mu) == pytest.approx(expected, rel=1e-8, abs=1e-14)
+
+
+@SETTINGS
+@given(states(max_samples=20, min_features=3, max_features=40))
+def test_dual_w_system_equals_the_primal(state):
+    """The n x n Woodbury form of eq. W.3 gives the d x d solution."""
+    from causefs.blocks.selection_matrix import solve_selection_matrix
+
+    D = irls_weights(state.W, state.problem.eps)
+    primal = solve_selection_matrix(state, D, "primal")
+    dual = solve_selection_matrix(state, D, "dual")
+    assert np.allclose(dual, primal, rtol=1e-6, atol=1e-9 * np.abs(primal).max())
+
+
+def test_dual_w_system_without_granular_graphs(blobs):
+    from causefs.blocks.selection_matrix import solve_selection_matrix
+    from causefs.engine import run_cause_fs
+    from causefs.preprocessing import scale_features
+
+    state = run_cause_fs(scale_features(blobs[0][:20]), n_clusters=3, alpha=1.0, beta=1e-3,
+                         lam=0.1, eps=1e-8, n_neighbors=3, mu_total=20.0,
+                         schedule="ablation_II", kernel="linear", qp="gradient_projection_cg",
+                         max_iter=1).state
+    D = irls_weights(state.W, 1e-8)
+    assert np.allclose(solve_selection_matrix(state, D, "dual"),
+                       solve_selection_matrix(state, D, "primal"), rtol=1e-7, atol=1e-12)

@@ -22,6 +22,9 @@ class InitialSelectionBlock(Block):
     optional_reads = ("S", "groups")
     writes = ("W", "D")
 
+    def __init__(self, system: str = "auto"):
+        self.system = system
+
     def step(self, state: State) -> State:
-        W = solve_selection_matrix(state, np.ones(state.problem.n_features))
+        W = solve_selection_matrix(state, np.ones(state.problem.n_features), self.system)
         return state.replace(W=W, D=irls_weights(W, state.problem.eps))

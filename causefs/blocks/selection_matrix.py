@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from ..graphs import symmetric_degree
+from ..graphs import laplacian_matrix, symmetric_degree
 from ..state import State
 from .base import Block
 
@@ -38,20 +38,84 @@ def selection_system(state: State, D: np.ndarray):
     return A, B
 
 
-def solve_selection_matrix(state: State, D: np.ndarray) -> np.ndarray:
-    """Minimizer W of the quadratic surrogate (eq. W.2) for IRLS weights ``D``.
+SYSTEMS = ("auto", "primal", "dual")
 
-    NumPy's LAPACK, not SciPy's: the two wheels bundle separate OpenBLAS thread pools,
-    and alternating between them was measured 4x slower per solve (JAFFE, 2 cores).
-    """
-    A, B = selection_system(state, D)
+
+def _solve(A, B):
     try:
         return np.linalg.solve(A, B)
     except np.linalg.LinAlgError:
-        # lam * D > 0 makes A positive definite; only rounding can make it singular
+        # the systems here are non-singular in exact arithmetic (lam * D > 0)
         warnings.warn("W system numerically singular; using a least-squares solve",
-                      RuntimeWarning, stacklevel=3)
+                      RuntimeWarning, stacklevel=4)
         return np.linalg.lstsq(A, B, rcond=None)[0]
+
+
+def _primal(state: State, D: np.ndarray) -> np.ndarray:
+    A, B = selection_system(state, D)
+    return _solve(A, B)
+
+
+def _dual(state: State, D: np.ndarray) -> np.ndarray:
+    """eq. W.3 through n x n systems (Woodbury), for d much larger than n.
+
+    ``A = C + alpha X~'X~`` with ``C = lam D + blockdiag_m(X~_m' L_m X~_m)``. Each block
+    ``C_m^-1 = Lm^-1 - Lm^-1 X~_m' L_m (I + P_m L_m)^-1 X~_m Lm^-1`` (``Lm = lam D_m``,
+    ``P_m = X~_m Lm^-1 X~_m'``; ``I + P_m L_m`` has eigenvalues >= 1), then
+    ``A^-1 = C^-1 - C^-1 X~' (I/alpha + X~ C^-1 X~')^-1 X~ C^-1``.
+    """
+    p = state.problem
+    n, d = p.X.shape
+    Xt = state.mu[:, None] * p.X
+    inverse_diagonal = 1.0 / (p.lam * D)
+    B = p.alpha * (Xt.T @ state.F)
+    groups = [np.arange(d)] if not state.n_granularities else [
+        np.flatnonzero(state.groups == m) for m in range(state.n_granularities)]
+    graphs = state.S if state.n_granularities else [None]
+    CinvB = np.empty_like(B)
+    CinvXt = np.empty((d, n))  # C^-1 X~'
+    for cols, S in zip(groups, graphs):
+        Xm = Xt[:, cols]
+        scaled = inverse_diagonal[cols, None] * Xm.T  # Lm^-1 X~_m'  (d_m, n)
+        block = np.hstack([inverse_diagonal[cols, None] * B[cols], scaled])
+        if S is not None:
+            L = laplacian_matrix(S)
+            P = Xm @ scaled
+            inner = np.eye(n) + (L @ P).T  # I + P L, as P and L are symmetric
+            # Lm^-1 X~_m' L (I + P L)^-1 X~_m [Lm^-1 B_m, Lm^-1 X~_m']
+            correction = scaled @ (L @ _solve(inner, Xm @ block))
+            block = block - correction
+        CinvB[cols] = block[:, : B.shape[1]]
+        CinvXt[cols] = block[:, B.shape[1]:]
+    inner = np.eye(n) / p.alpha + Xt @ CinvXt
+    return CinvB - CinvXt @ _solve(inner, Xt @ CinvB)
+
+
+def selection_system_cost(n: int, d: int, group_sizes) -> dict:
+    """Multiply-add counts of the two forms, to pick the cheaper."""
+    group_sizes = list(group_sizes) or [d]
+    primal = n * d * d + n * sum(s * s for s in group_sizes) + d**3 / 3
+    dual = 3 * n * n * d + len(group_sizes) * (n**3 * 2 / 3 + n * n * d / len(group_sizes)) + n**3
+    return {"primal": primal, "dual": dual}
+
+
+def solve_selection_matrix(state: State, D: np.ndarray, system: str = "auto") -> np.ndarray:
+    """Minimizer W of the quadratic surrogate (eq. W.2) for IRLS weights ``D``.
+
+    ``system``: ``primal`` solves the d x d system, ``dual`` the n x n (Woodbury) form,
+    ``auto`` the cheaper by :func:`selection_system_cost`. NumPy's LAPACK, not SciPy's:
+    the two wheels bundle separate OpenBLAS thread pools, and alternating between them
+    was measured 4x slower per solve (JAFFE, 2 cores).
+    """
+    if system not in SYSTEMS:
+        raise ValueError(f"unknown system {system!r}; allowed: {', '.join(SYSTEMS)}")
+    if system == "auto":
+        n, d = state.problem.X.shape
+        sizes = ([int((state.groups == m).sum()) for m in range(state.n_granularities)]
+                 if state.n_granularities else [d])
+        cost = selection_system_cost(n, d, sizes)
+        system = "dual" if cost["dual"] < cost["primal"] else "primal"
+    return _dual(state, D) if system == "dual" else _primal(state, D)
 
 
 class SelectionMatrixBlock(Block):
@@ -60,6 +124,11 @@ class SelectionMatrixBlock(Block):
     The IRLS weights are recomputed from ``state.W`` rather than read from ``state.D``,
     so the step majorizes the l2,1 term at the point it starts from and never raises
     the objective (paper Theorem 1).
+
+    Parameters
+    ----------
+    system : {"auto", "primal", "dual"}
+        The d x d system, its n x n Woodbury form, or the cheaper of the two.
     """
 
     name = "selection_matrix"
@@ -68,7 +137,12 @@ class SelectionMatrixBlock(Block):
     optional_reads = ("S", "groups")
     writes = ("W", "D")
 
+    def __init__(self, system: str = "auto"):
+        if system not in SYSTEMS:
+            raise ValueError(f"unknown system {system!r}; allowed: {', '.join(SYSTEMS)}")
+        self.system = system
+
     def step(self, state: State) -> State:
         eps = state.problem.eps
-        W = solve_selection_matrix(state, irls_weights(state.W, eps))
+        W = solve_selection_matrix(state, irls_weights(state.W, eps), self.system)
         return state.replace(W=W, D=irls_weights(W, eps))

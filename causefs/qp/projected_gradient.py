@@ -31,21 +31,26 @@ class ProjectedGradientBackend(QPBackend):
     products at the last two iterates by linearity), so the balance Hessian is never
     formed. The step is ``1/L`` with ``L`` from a power iteration, doubled whenever the
     quadratic upper bound fails. Stops when the Frank-Wolfe gap, an upper bound on
-    ``f(x) - f*``, falls below ``rtol`` times the objective's scale.
+    ``f(x) - f*``, falls below ``rtol`` times the objective's scale, or when the best
+    objective has not improved by that much over ``patience`` iterations (the gap is a
+    loose certificate when tiny weights carry large multipliers).
 
     Parameters
     ----------
     rtol : float
-        Relative optimality tolerance on the Frank-Wolfe gap.
+        Relative optimality tolerance (Frank-Wolfe gap, or improvement over a window).
     max_iter : int
         Most iterations.
+    patience : int
+        Iterations without a relative improvement of ``rtol`` before stopping.
     """
 
     name = "projected_gradient"
 
-    def __init__(self, rtol: float = 1e-9, max_iter: int = 20000):
+    def __init__(self, rtol: float = 1e-9, max_iter: int = 20000, patience: int = 200):
         self.rtol = rtol
         self.max_iter = max_iter
+        self.patience = patience
 
     def solve(self, qp: SimplexQP, x0: np.ndarray) -> QPResult:
         q, total = qp.linear, qp.total
@@ -57,6 +62,7 @@ class ProjectedGradientBackend(QPBackend):
         gap = np.inf
         converged = False
         n_iter = 0
+        best, best_at = f, 0
         for n_iter in range(1, self.max_iter + 1):
             gy = Py + q
             fy = float(0.5 * (y @ Py) + q @ y)
@@ -87,5 +93,10 @@ class ProjectedGradientBackend(QPBackend):
             x, Px, f, t = x_new, Px_new, f_new, t_next
             if gap <= self.rtol * scale:
                 converged = True
+                break
+            if f_new < best - self.rtol * scale:
+                best, best_at = f_new, n_iter
+            elif n_iter - best_at >= self.patience:
+                converged = True  # stagnated: no progress at the tolerance for a window
                 break
         return self.safeguard(qp, x, x0, n_iter, converged, gap=gap, lipschitz=L)

@@ -1,0 +1,191 @@
+"""Scale benchmarks for causefs: time per block, peak memory, dense reference vs fast path.
+
+    python benchmarks/bench_scale.py blocks      # (a) per-block time and peak memory
+    python benchmarks/bench_scale.py reference   # (b) paper-literal dense path vs fast path
+    python benchmarks/bench_scale.py exponent    # (c) time per iteration against n, fitted
+    python benchmarks/bench_scale.py report      # print every table from stored results
+
+Each case runs in a fresh subprocess (so its peak RSS is its own) and its result is
+written atomically to ``--out/<table>/<case>.json``; a re-run skips cases that have a
+result, so an interrupted run resumes. Synthetic cases are ``synthetic:<n>x<d>``
+(:func:`causefs.datasets.make_causal`, 10 clusters). All fits: default settings,
+``max_iter=30``, ``n_features_to_select=20``, ``random_state=0``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+BLOCK_CASES = ["jaffe", "umist", "coil20", "usps", "synthetic:1000x256", "synthetic:2000x256",
+               "synthetic:4000x256", "synthetic:8000x256", "synthetic:16000x256",
+               "synthetic:7000x5000"]
+REFERENCE_CASES = ["jaffe", "umist", "coil20"]
+EXPONENT_SIZES = [1000, 2000, 4000, 8000, 16000]
+REFERENCE = {"qp": "cvxpy", "neighbor_algorithm": "all", "memory_limit": None}
+
+
+def load_case(name: str):
+    from causefs.datasets import load_dataset, make_causal
+
+    if name.startswith("synthetic:"):
+        n, d = (int(v) for v in name.split(":")[1].split("x"))
+        data = make_causal(n, d, n_clusters=10, n_causal=20, n_spurious=20, seed=0)
+    else:
+        data = load_dataset(name)
+    return data.X, data.y
+
+
+def child(spec: dict) -> dict:
+    """Run one fit in this process and report what it cost."""
+    from causefs import CauseFS
+
+    X, y = load_case(spec["case"])
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    params = dict(n_clusters=int(np.unique(y).size), n_features_to_select=20,
+                  random_state=0, max_iter=spec.get("max_iter", 30))
+    params.update(spec.get("params", {}))
+    start = time.perf_counter()
+    est = CauseFS(**params).fit(X)
+    seconds = time.perf_counter() - start
+    blocks: dict = {}
+    per_iteration: dict = {}
+    for record in est.trace_:
+        blocks[record["block"]] = blocks.get(record["block"], 0.0) + record["seconds"]
+        if record["iteration"] > 0:
+            per_iteration[record["iteration"]] = (per_iteration.get(record["iteration"], 0.0)
+                                                  + record["seconds"])
+    init = sum(r["seconds"] for r in est.trace_ if r["iteration"] == 0)
+    return {
+        "case": spec["case"], "label": spec["label"], "n": X.shape[0], "d": X.shape[1],
+        "fit_seconds": seconds, "init_seconds": init, "n_iter": est.n_iter_,
+        "seconds_per_iteration": (seconds - init) / max(est.n_iter_, 1),
+        "block_seconds": blocks, "iteration_seconds": list(per_iteration.values()),
+        "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "baseline_rss": baseline, "memory_estimate": est.memory_estimate_,
+        "objective": float(est.objective_history_[-1]),
+        "top20": np.argsort(est.ranking_)[:20].tolist(),
+    }
+
+
+def run_case(out: Path, table: str, spec: dict) -> dict:
+    path = out / table / f"{spec['case'].replace(':', '_')}__{spec['label']}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    print(f"running {table}: {spec['case']} ({spec['label']})", flush=True)
+    done = subprocess.run([sys.executable, __file__, "_child", json.dumps(spec)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"case {spec} failed:\n{done.stderr[-3000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["machine"] = machine()
+    from causefs.cli import write_json_atomic
+
+    write_json_atomic(path, result)
+    return result
+
+
+def machine() -> dict:
+    try:
+        model = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                     if line.startswith("model name"))
+    except (OSError, StopIteration):
+        model = platform.processor()
+    return {"cpu": model, "cores": os.cpu_count(), "python": platform.python_version(),
+            "numpy": np.__version__}
+
+
+def gib(value):
+    return f"{value / (1 << 30):.2f}"
+
+
+def table_blocks(results):
+    names = ["selection_matrix", "granular_graphs", "fused_graph", "embedding",
+             "sample_weights", "granularity", "confounders"]
+    print("| case | n | d | fit s | init s | s/iter | " + " | ".join(names)
+          + " | peak RSS GiB | estimate GiB |")
+    print("|" + "---|" * (8 + len(names)))
+    for r in results:
+        per = [f"{r['block_seconds'].get(b, 0.0) / max(r['n_iter'], 1):.3f}" for b in names]
+        print(f"| {r['case']} | {r['n']} | {r['d']} | {r['fit_seconds']:.1f} | "
+              f"{r['init_seconds']:.1f} | {r['seconds_per_iteration']:.2f} | "
+              + " | ".join(per) + f" | {gib(r['peak_rss'])} | {gib(r['memory_estimate'])} |")
+    print("\nblock columns: seconds per iteration of each block; fit s includes the "
+          "initialization and the objective evaluations.")
+
+
+def table_reference(pairs):
+    print("| case | fast s | reference s | speed ratio | objective fast | objective ref "
+          "| rel. difference | top-20 overlap | peak RSS fast / ref GiB |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for fast, ref in pairs:
+        rel = abs(fast["objective"] - ref["objective"]) / abs(ref["objective"])
+        overlap = len(set(fast["top20"]) & set(ref["top20"])) / 20
+        print(f"| {fast['case']} | {fast['fit_seconds']:.1f} | {ref['fit_seconds']:.1f} | "
+              f"{ref['fit_seconds'] / fast['fit_seconds']:.1f}x | {fast['objective']:.8g} | "
+              f"{ref['objective']:.8g} | {rel:.1e} | {100 * overlap:.0f}% | "
+              f"{gib(fast['peak_rss'])} / {gib(ref['peak_rss'])} |")
+
+
+def table_exponent(results):
+    n = np.array([r["n"] for r in results], dtype=float)
+    t = np.array([r["seconds_per_iteration"] for r in results])
+    slope = np.polyfit(np.log(n), np.log(t), 1)[0]
+    print("| n | d | s/iter | fit s | peak RSS GiB |\n|---|---|---|---|---|")
+    for r in results:
+        print(f"| {r['n']} | {r['d']} | {r['seconds_per_iteration']:.2f} | "
+              f"{r['fit_seconds']:.1f} | {gib(r['peak_rss'])} |")
+    local = np.diff(np.log(t)) / np.diff(np.log(n))
+    print(f"\nfitted exponent of time per iteration against n: {slope:.2f} "
+          f"(between consecutive sizes: {', '.join(f'{v:.2f}' for v in local)})")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("what", choices=["blocks", "reference", "exponent", "report", "_child"])
+    parser.add_argument("spec", nargs="?")
+    parser.add_argument("--cases", nargs="+")
+    parser.add_argument("--out", type=Path, default=Path("results/bench"))
+    args = parser.parse_args()
+    if args.what == "_child":
+        print(json.dumps(child(json.loads(args.spec))))
+        return
+    out = args.out
+    if args.what in ("blocks", "report"):
+        cases = args.cases or BLOCK_CASES
+        if args.what == "blocks":
+            results = [run_case(out, "blocks", {"case": c, "label": "fast"}) for c in cases]
+        else:
+            results = [json.loads(p.read_text()) for p in sorted((out / "blocks").glob("*.json"))]
+        print("\n## (a) time per block and peak memory\n")
+        table_blocks(results)
+    if args.what in ("reference", "report"):
+        cases = args.cases or REFERENCE_CASES
+        pairs = []
+        for case in cases:
+            if args.what == "report" and not (out / "reference").exists():
+                break
+            pairs.append(tuple(run_case(out, "reference", {"case": case, "label": label,
+                                                           "params": params})
+                               for label, params in (("fast", {}), ("reference", REFERENCE))))
+        print("\n## (b) dense paper-literal reference vs fast path (same run)\n")
+        table_reference(pairs)
+    if args.what in ("exponent", "report"):
+        results = [run_case(out, "exponent", {"case": f"synthetic:{n}x256", "label": "fast"})
+                   for n in EXPONENT_SIZES]
+        print("\n## (c) time per iteration against n (d = 256)\n")
+        table_exponent(results)
+    print(f"\nmachine: {machine()}")
+
+
+if __name__ == "__main__":
+    main()

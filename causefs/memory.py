@@ -1,0 +1,131 @@
+"""Estimate the peak memory of a fit before it starts, and refuse one that would not fit.
+
+The estimate adds the arrays that live through the whole fit (data, treatment coding,
+W, F, graphs) to the largest temporary of any phase (the d x d systems of the W update
+and of feature clustering, the candidate tables of the graph updates, the balance
+operator, and the n x n matrices of the dense reference paths). Each term is an upper
+bound of what the code allocates, in float64.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+_FLOAT = 8
+
+
+class MemoryLimitError(MemoryError):
+    """A fit whose estimated peak memory exceeds the budget."""
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Estimated bytes: ``resident`` for the whole fit, ``peak`` with the worst phase."""
+
+    resident: int
+    phases: dict
+
+    @property
+    def peak(self) -> int:
+        return self.resident + max(self.phases.values(), default=0)
+
+    @property
+    def worst_phase(self) -> str:
+        return max(self.phases, key=self.phases.get)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available now (Linux/macOS ``sysconf``), or None if unknown."""
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
+        return None
+
+
+def parse_bytes(value) -> int | None:
+    """``"8GB"``, ``"512 MB"``, ``2e9`` or None -> bytes."""
+    if value is None or isinstance(value, (int, float)):
+        return None if value is None else int(value)
+    text = str(value).strip().upper().replace(" ", "")
+    for unit, factor in (("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10),
+                         ("B", 1)):
+        if text.endswith(unit):
+            return int(float(text[: -len(unit)]) * factor)
+    return int(float(text))
+
+
+def estimate_fit_memory(n: int, d: int, *, n_clusters: int, n_neighbors: int,
+                        max_granularity: int, qp: str, kernel: str = "linear",
+                        kernel_components: int = 50, kernel_exact: bool = False,
+                        neighbor_algorithm: str = "auto") -> MemoryEstimate:
+    """Upper-bound estimate of a CauseFS fit's memory in bytes.
+
+    Parameters mirror :class:`causefs.CauseFS`; ``qp`` and ``kernel`` are registry names
+    (unknown plugins are assumed matrix-free), ``kernel_exact`` says whether an rbf
+    kernel resolves to its exact (dense) form.
+    """
+    h, k, M = n_clusters, n_neighbors, max_granularity
+    # X as given, validated copy, scaled copy, the active copy, treatment coding
+    resident = 5 * n * d * _FLOAT
+    resident += 4 * d * h * _FLOAT + 3 * n * h * _FLOAT  # W, D, F and their successors
+    resident += 2 * (M + 1) * n * k * (_FLOAT + 8)  # S[m], G (values, indices) x 2 states
+    resident += 2 * d * d  # K, bool, current and previous
+    phases = {}
+    phases["selection_matrix"] = 3 * d * d * _FLOAT + 2 * n * d * _FLOAT
+    phases["feature_clustering"] = 4 * d * d * _FLOAT
+    width = (k + 1) + M * k  # kNN candidates plus the prior's support (G update)
+    phases["graph_candidates"] = 6 * n * width * _FLOAT + 2 * n * max(h, 1) * _FLOAT
+    # the balance operator keeps X_V and A_T; a product makes (d, d) moments and (n, d)
+    phases["balance_operator"] = 3 * n * d * _FLOAT + 2 * d * d * _FLOAT
+    if kernel == "rbf":
+        if kernel_exact:
+            phases["balance_operator"] = 3 * n * n * _FLOAT
+        else:
+            phases["balance_operator"] = (n * d * kernel_components + 3 * n * d) * _FLOAT
+    if qp == "cvxpy":
+        # dense P, its scaled copy, cvxpy's sparse canonical copy, the solver's KKT factor
+        phases["dense_qp"] = 6 * n * n * _FLOAT + phases["balance_operator"]
+    if neighbor_algorithm == "all":
+        phases["graph_candidates"] = 5 * n * n * _FLOAT
+    return MemoryEstimate(resident=int(resident), phases={k: int(v) for k, v in phases.items()})
+
+
+def _advice(estimate: MemoryEstimate, qp: str, kernel: str, neighbor_algorithm: str) -> str:
+    phase = estimate.worst_phase
+    if phase == "dense_qp":
+        return "use a matrix-free QP backend: qp='gradient_projection_cg'"
+    if phase == "graph_candidates" and neighbor_algorithm == "all":
+        return "use a kNN candidate search: neighbor_algorithm='auto'"
+    if phase == "balance_operator" and kernel == "rbf":
+        return ("use fewer random features (kernel={'name': 'rbf', 'n_components': ...}) "
+                "or kernel='linear'")
+    if phase in ("selection_matrix", "feature_clustering"):
+        return "reduce the number of features (d x d systems dominate)"
+    return "reduce the number of samples"
+
+
+def check_memory(estimate: MemoryEstimate, limit, *, qp: str, kernel: str,
+                 neighbor_algorithm: str) -> None:
+    """Raise :class:`MemoryLimitError` when the estimated peak exceeds ``limit``.
+
+    ``limit``: bytes, a string such as ``"8GB"``, ``"auto"`` (80% of the memory
+    available now), or None (no check).
+    """
+    if limit is None:
+        return
+    if limit == "auto":
+        available = available_memory()
+        if available is None:
+            return
+        budget = int(0.8 * available)
+    else:
+        budget = parse_bytes(limit)
+    if estimate.peak > budget:
+        gib = 1 << 30
+        raise MemoryLimitError(
+            f"this fit needs an estimated {estimate.peak / gib:.2f} GiB at its peak "
+            f"({estimate.worst_phase}: {estimate.phases[estimate.worst_phase] / gib:.2f} GiB), "
+            f"more than the budget of {budget / gib:.2f} GiB (memory_limit={limit!r}); "
+            f"{_advice(estimate, qp, kernel, neighbor_algorithm)}, or raise memory_limit"
+        )

@@ -1,0 +1,57 @@
+"""Memory: the guard refuses what would not fit; a default fit allocates nothing n x n."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from causefs import CauseFS
+from causefs.datasets import make_causal
+from causefs.memory import MemoryLimitError, estimate_fit_memory, parse_bytes
+
+
+def test_default_fit_allocates_nothing_n_by_n():
+    """n = 20,000: one dense n x n float64 array would be 3.2 GB, a bool one 400 MB."""
+    n = 20_000
+    X = make_causal(n, 12, n_clusters=3, n_causal=4, n_spurious=4, seed=0).X
+    est = CauseFS(n_clusters=3, max_iter=1, max_granularity=3, random_state=0,
+                  memory_limit="1GB")
+    tracemalloc.start()
+    try:
+        est.fit(X)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < n * n / 4, f"peak traced allocation {peak / 2**20:.0f} MiB"
+    assert est.memory_estimate_ < parse_bytes("1GB")
+
+
+@pytest.mark.parametrize("options, phase", [
+    (dict(qp="cvxpy"), "use a matrix-free QP backend"),
+    (dict(neighbor_algorithm="all"), "use a kNN candidate search"),
+    (dict(kernel={"name": "rbf", "approximation": "exact"}), "kernel='linear'"),
+])
+def test_the_guard_names_a_setting_that_fits(options, phase):
+    X = np.random.default_rng(0).random((6000, 8))
+    with pytest.raises(MemoryLimitError, match=phase):
+        CauseFS(n_clusters=3, memory_limit="500MB", **options).fit(X)
+
+
+def test_the_guard_can_be_switched_off():
+    X = np.random.default_rng(0).random((40, 5))
+    est = CauseFS(n_clusters=3, max_iter=1, memory_limit=None).fit(X)
+    assert est.memory_estimate_ > 0
+
+
+def test_estimates_grow_with_the_dense_paths():
+    fast = estimate_fit_memory(5000, 100, n_clusters=5, n_neighbors=5, max_granularity=10,
+                               qp="gradient_projection_cg")
+    dense = estimate_fit_memory(5000, 100, n_clusters=5, n_neighbors=5, max_granularity=10,
+                                qp="cvxpy", neighbor_algorithm="all")
+    assert dense.peak > 6 * 5000**2 * 8 > fast.peak
+
+
+@pytest.mark.parametrize("text, value", [("8GB", 8 << 30), ("512 MB", 512 << 20),
+                                         ("1e6", 10**6), (2048, 2048)])
+def test_parse_bytes(text, value):
+    assert parse_bytes(text) == value
