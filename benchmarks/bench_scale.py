@@ -88,7 +88,7 @@ def run_case(out: Path, table: str, spec: dict) -> dict:
         raise RuntimeError(f"case {spec} failed:\n{done.stderr[-3000:]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["machine"] = machine()
-    from causefs.cli import write_json_atomic
+    from causefs.store import write_json_atomic
 
     write_json_atomic(path, result)
     return result

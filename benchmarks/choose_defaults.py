@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from causefs import CauseFS
-from causefs.cli import write_json_atomic
+from causefs.store import write_json_atomic
 from causefs.datasets import load_dataset
 from causefs.metrics import kmeans_scores
 from causefs.preprocessing import scale_features

@@ -1,17 +1,18 @@
-"""The ``causefs`` command: a thin Hydra layer over :class:`causefs.CauseFS`.
+"""The ``causefs`` command: a thin Hydra layer over the library.
 
 The only module that imports Hydra. Configuration groups mirror the plugin kinds
-(``schedule/``, ``kernel/``, ``qp/``) plus ``dataset/``; see ``conf/config.yaml``.
+(``schedule/``, ``kernel/``, ``qp/``, ``method/``) plus ``dataset/`` and ``experiment/``;
+see ``conf/config.yaml``. One run fits one method on one dataset, evaluates the ranking
+with the paper's protocol, prints a report and writes ``result.json`` into Hydra's run
+directory and, when ``store.enabled``, into the results store (skipping a job whose
+result is already stored, so a sweep resumes).
 """
 
 from __future__ import annotations
 
 import inspect
-import json
-import os
 import platform
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -23,33 +24,14 @@ from omegaconf import DictConfig, OmegaConf
 from . import __version__
 from .datasets import load_dataset
 from .estimator import CauseFS
-from .metrics import kmeans_scores
+from .evaluation import causal_recovery, evaluate_ranking
+from .plugins.registry import make_selector
 from .preprocessing import scale_features
+from .selectors import ranking_from_scores
+from .store import ResultStore, job_key, write_json_atomic
 
-
-def write_json_atomic(path: Path, payload: dict) -> None:
-    """Write JSON to a temporary file in the same directory, then rename it into place."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w") as out:
-            json.dump(payload, out, indent=2, default=_json_default)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _json_default(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+#: keys that do not change a result (excluded from the job key)
+_NOT_IN_KEY = ("verbose", "memory_limit", "data_dir", "store", "result_file", "evaluation")
 
 
 def versions() -> dict:
@@ -62,58 +44,111 @@ def versions() -> dict:
             "cvxpy": cvxpy.__version__, "hydra": hydra.__version__}
 
 
-def estimator_from_config(cfg: DictConfig, n_clusters: int) -> CauseFS:
-    """A CauseFS from the top-level keys named like its parameters and the plugin groups."""
+def causefs_params(cfg: DictConfig) -> dict:
+    """CauseFS parameters from the top-level keys and the schedule/kernel/qp groups."""
     params = {name: cfg[name] for name in inspect.signature(CauseFS).parameters
-              if name in cfg and name not in ("schedule", "kernel", "qp")}
-    params["n_clusters"] = n_clusters
+              if name in cfg and name not in ("schedule", "kernel", "qp", "n_clusters")}
     for group in ("schedule", "kernel", "qp"):
         params[group] = OmegaConf.to_container(cfg[group], resolve=True)
-    return CauseFS(**params)
+    return params
+
+
+def estimator_from_config(cfg: DictConfig, n_clusters: int) -> CauseFS:
+    """A CauseFS from the top-level keys named like its parameters and the plugin groups."""
+    return CauseFS(n_clusters=n_clusters, **causefs_params(cfg))
+
+
+def _dataset_options(cfg: DictConfig) -> dict:
+    options = OmegaConf.to_container(cfg.dataset, resolve=True)
+    return {k: v for k, v in options.items() if k not in ("name", "path", "label_column")}
+
+
+def job_spec(cfg: DictConfig, n_clusters: int) -> dict:
+    """Everything that determines a job's result: hashed into its store key."""
+    method = OmegaConf.to_container(cfg.method, resolve=True)
+    if method["name"] == "causefs":
+        params = {k: v for k, v in causefs_params(cfg).items()
+                  if k not in _NOT_IN_KEY + ("n_features_to_select",)}
+    else:
+        params = {k: v for k, v in method.items() if k != "name"}
+    evaluation = OmegaConf.to_container(cfg.evaluation, resolve=True)
+    return {
+        "dataset": OmegaConf.to_container(cfg.dataset, resolve=True),
+        "method": method["name"],
+        "params": params,
+        "n_clusters": n_clusters,
+        "preprocessing": cfg.preprocessing,
+        "random_state": cfg.random_state,
+        "evaluation": {k: evaluation[k] for k in ("rhos", "n_runs", "seed", "nmi_average")},
+    }
 
 
 def run(cfg: DictConfig, output_dir: Path | None = None) -> dict:
-    """Load the dataset, fit, evaluate, print a report and write the JSON result."""
+    """Fit, evaluate, report, and write the result (run directory and store)."""
     data = load_dataset(cfg.dataset.name, path=cfg.dataset.get("path"),
                         data_home_path=cfg.get("data_dir"),
-                        label_column=cfg.dataset.get("label_column"))
+                        label_column=cfg.dataset.get("label_column"), **_dataset_options(cfg))
     n_clusters = cfg.n_clusters or data.n_classes
     if n_clusters is None:
         raise ValueError(f"dataset {data.name!r} has no labels: set n_clusters=<int>")
-    estimator = estimator_from_config(cfg, int(n_clusters))
-    start = time.perf_counter()
-    estimator.fit(data.X)
-    fit_seconds = time.perf_counter() - start
-    selected = np.flatnonzero(estimator.support_)
-    order = np.argsort(estimator.ranking_, kind="stable")[: selected.size]
+    n_clusters = int(n_clusters)
+    spec = job_spec(cfg, n_clusters)
+    key = job_key(spec)
+    store = ResultStore(cfg.store.dir) if cfg.store.enabled else None
+    if store is not None and store.has(key) and not cfg.store.overwrite:
+        print(f"result {key} already in {store.root}: skipped")
+        return store.get(key)
 
-    block_seconds: dict = {}
-    for record in estimator.trace_:
-        block_seconds[record["block"]] = block_seconds.get(record["block"], 0.0) + record["seconds"]
-    result = {
-        "dataset": {"name": data.name, "source": data.source, "n_samples": data.X.shape[0],
-                    "n_features": data.X.shape[1], "n_classes": data.n_classes},
-        "config": OmegaConf.to_container(cfg, resolve=True),
-        "selected_features": order.tolist(),
-        "scores": estimator.scores_.tolist(),
-        "objective_history": estimator.objective_history_.tolist(),
-        "final_terms": estimator.trace_[-1]["terms"] if estimator.trace_ else None,
-        "n_iter": estimator.n_iter_,
-        "n_granularities": int(estimator.groups_.max()) + 1,
-        "fit_seconds": fit_seconds,
-        "block_seconds": block_seconds,
-        "versions": versions(),
-        "metrics": None,
-    }
+    X = np.asarray(data.X, dtype=float)
+    Xs = scale_features(X, cfg.preprocessing)  # what every method and k-means see
+    rhos = [int(r) for r in cfg.evaluation.rhos]
+    result = {"key": key, "job": spec, "config": OmegaConf.to_container(cfg, resolve=True),
+              "dataset": {"name": data.name, "source": data.source, "n_samples": X.shape[0],
+                          "n_features": X.shape[1], "n_classes": data.n_classes,
+                          "image_shape": data.image_shape},
+              "versions": versions()}
+    start = time.perf_counter()
+    select_all = False
+    if spec["method"] == "causefs":
+        params = causefs_params(cfg)
+        params["n_features_to_select"] = min(int(cfg.n_features_to_select), X.shape[1])
+        estimator = CauseFS(n_clusters=n_clusters, **params).fit(X)
+        scores = estimator.scores_
+        block_seconds: dict = {}
+        for record in estimator.trace_:
+            block_seconds[record["block"]] = (block_seconds.get(record["block"], 0.0)
+                                              + record["seconds"])
+        result.update(
+            objective_history=estimator.objective_history_.tolist(),
+            final_terms=estimator.trace_[-1]["terms"] if estimator.trace_ else None,
+            n_iter=estimator.n_iter_, block_seconds=block_seconds,
+            n_granularities=int(estimator.groups_.max()) + 1,
+            sample_weight=estimator.sample_weight_.tolist())
+    else:
+        options = {k: v for k, v in OmegaConf.to_container(cfg.method, resolve=True).items()
+                   if k != "name"}
+        selector = make_selector(spec["method"], **options)
+        select_all = selector.select_all
+        scores = selector.score(Xs, n_clusters=n_clusters,
+                                n_features_to_select=min(max(rhos), X.shape[1]),
+                                random_state=cfg.random_state)
+    result["fit_seconds"] = time.perf_counter() - start
+    ranking = ranking_from_scores(scores)
+    result["scores"] = np.asarray(scores).tolist()
+    result["ranking"] = ranking.tolist()
+    result["selected_features"] = ranking[: min(int(cfg.n_features_to_select), X.shape[1])].tolist()
+    result["metrics"] = None
     evaluation = cfg.evaluation
     if evaluation.enabled and data.y is not None:
-        options = dict(n_clusters=int(n_clusters), n_runs=evaluation.n_runs,
-                       seed=evaluation.seed, nmi_average=evaluation.nmi_average)
-        # k-means sees the features as the selector did: scaled the same way
-        Xs = scale_features(np.asarray(data.X, dtype=float), cfg.preprocessing)
-        result["metrics"] = {"selected": kmeans_scores(Xs[:, order], data.y, **options)}
-        if evaluation.all_features:
-            result["metrics"]["all_features"] = kmeans_scores(Xs, data.y, **options)
+        options = dict(n_clusters=n_clusters, n_runs=evaluation.n_runs, seed=evaluation.seed,
+                       nmi_average=evaluation.nmi_average)
+        result["metrics"] = {"selected": evaluate_ranking(Xs, data.y, ranking, rhos,
+                                                          select_all=select_all, **options)}
+        if evaluation.all_features and not select_all:
+            result["metrics"]["all_features"] = evaluate_ranking(
+                Xs, data.y, ranking, rhos[:1], select_all=True, **options)
+    if getattr(data, "causal", None) is not None:
+        result["causal_recovery"] = causal_recovery(ranking, data.causal, rhos, data.spurious)
 
     _report(result)
     if output_dir is None:
@@ -121,6 +156,8 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict:
     path = Path(output_dir) / cfg.result_file
     write_json_atomic(path, result)
     print(f"result written to {path}")
+    if store is not None:
+        print(f"stored as {store.put(key, result)}")
     return result
 
 
@@ -128,16 +165,23 @@ def _report(result: dict) -> None:
     d = result["dataset"]
     print(f"dataset {d['name']}: {d['n_samples']} samples x {d['n_features']} features"
           + (f", {d['n_classes']} classes" if d["n_classes"] else ""))
-    print(f"fit: {result['fit_seconds']:.2f} s, {result['n_iter']} iterations, "
-          f"{result['n_granularities']} feature granularities")
+    print(f"method {result['job']['method']}: {result['fit_seconds']:.2f} s"
+          + (f", {result['n_iter']} iterations, {result['n_granularities']} feature "
+             f"granularities" if "n_iter" in result else ""))
     print(f"selected features (best first): {result['selected_features']}")
-    history = result["objective_history"]
-    print("objective by iteration: " + ", ".join(f"{v:.6g}" for v in history))
-    if result["metrics"]:
-        for name, m in result["metrics"].items():
-            print(f"k-means on {name.replace('_', ' ')} ({m['n_runs']} runs): "
+    if "objective_history" in result:
+        print("objective by iteration: "
+              + ", ".join(f"{v:.6g}" for v in result["objective_history"]))
+    for name, table in (result["metrics"] or {}).items():
+        for rho, m in table.items():
+            label = ("all features" if m["features"] == d["n_features"]
+                     else f"top {rho} features")
+            print(f"k-means on {label} ({m['n_runs']} runs): "
                   f"ACC {100 * m['acc_mean']:.2f} +- {100 * m['acc_std']:.2f} %, "
                   f"NMI {100 * m['nmi_mean']:.2f} +- {100 * m['nmi_std']:.2f} %")
+    for rho, r in (result.get("causal_recovery") or {}).items():
+        print(f"causal features in the top {rho}: precision {r['precision']:.2f}, "
+              f"recall {r['recall']:.2f}, spurious fraction {r['spurious_fraction']:.2f}")
 
 
 @hydra.main(version_base="1.3", config_path="pkg://causefs.conf", config_name="config")

@@ -43,7 +43,7 @@ BENCHMARKS = {
 }
 
 #: names that need no data directory
-EMBEDDED = ("digits",)
+EMBEDDED = ("digits", "synthetic")
 
 _FEATURE_KEYS = ("X", "fea", "data", "features")
 _LABEL_KEYS = ("y", "gnd", "Y", "labels", "label", "target")
@@ -205,10 +205,13 @@ def load_benchmark(name: str, data_home_path=None, verify: bool = True) -> Datas
 
 
 def load_dataset(name: str, path: str | None = None, data_home_path=None,
-                 label_column: int | None = None) -> Dataset:
-    """Load by name (``digits`` or a benchmark) or from ``path`` (any supported file)."""
+                 label_column: int | None = None, **synthetic) -> Dataset:
+    """Load by name (``digits``, ``synthetic`` or a benchmark) or from ``path`` (any
+    supported file). ``synthetic`` keywords go to :func:`make_causal`."""
     if path is not None:
         return load_file(path, label_column)
+    if name == "synthetic":
+        return make_causal(**synthetic)
     if name == "digits":
         from sklearn.datasets import load_digits
 

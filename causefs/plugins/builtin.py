@@ -30,6 +30,13 @@ def causefs_qp_backends():
 
 
 @hookimpl
+def causefs_selectors():
+    from ..selectors import BUILTIN_SELECTORS
+
+    return list(BUILTIN_SELECTORS)
+
+
+@hookimpl
 def causefs_schedules():
     # the Hydra config group is the single source of the built-in schedules
     folder = resources.files("causefs.conf").joinpath("schedule")

@@ -35,5 +35,10 @@ def causefs_qp_backends():
 
 
 @hookspec
+def causefs_selectors():
+    """Return a list of :class:`causefs.selectors.Selector` subclasses (methods to compare)."""
+
+
+@hookspec
 def causefs_schedules():
     """Return a list of schedule mappings ``{"name", "init", "loop", "params"}``."""

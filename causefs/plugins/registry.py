@@ -14,6 +14,7 @@ KINDS = {
     "kernel": "causefs_kernels",
     "qp": "causefs_qp_backends",
     "schedule": "causefs_schedules",
+    "selector": "causefs_selectors",
 }
 
 
@@ -97,6 +98,12 @@ def _construct(kind: str, spec, **options):
 def make_kernel(name: str, **options):
     """Instantiate the kernel registered as ``name`` with ``options``."""
     return _construct("kernel", name, **options)
+
+
+def make_selector(name: str, **options):
+    """Instantiate the selector registered as ``name`` with ``options``."""
+    cls = _lookup("selector", name)
+    return cls(**options)
 
 
 def make_qp_backend(name: str, **options):
