@@ -79,7 +79,8 @@ def test_cli_runs_on_the_embedded_default(tmp_path):
     assert len(result["objective_history"]) == 3
     assert set(result["metrics"]) == {"selected", "all_features"}
     assert "selected features (best first)" in out.stdout
-    assert "k-means on selected (2 runs): ACC" in out.stdout
+    assert "k-means on top 20 features (2 runs): ACC" in out.stdout
+    assert "k-means on all features (2 runs): ACC" in out.stdout
 
 
 def test_cli_reads_any_file_and_overrides(tmp_path, blobs):

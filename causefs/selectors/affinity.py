@@ -1,0 +1,198 @@
+"""kNN affinity graphs and the spectral helpers shared by the baseline selectors.
+
+Every graph-based baseline (Laplacian score, SPEC, MCFS, NDFS) builds its graph with
+:func:`knn_affinity`, and the spectral ones take eigenvectors through
+:class:`SpectralGraph`, so an option such as ``n_neighbors`` or ``weight`` always reaches
+the graph (scikit-feature's ``construct_W`` is known to drop kNN and weight options
+silently). No n x n dense matrix is formed above :data:`DENSE_EIGEN_MAX_N` samples.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator, eigsh
+from sklearn.neighbors import NearestNeighbors
+
+#: edge weights of :func:`knn_affinity`
+WEIGHTS = ("heat", "binary", "cosine")
+
+#: up to this many samples the eigenvectors come from a dense solver (exact and faster
+#: there); above, from ARPACK's Lanczos (``eigsh``) on the sparse normalized affinity
+DENSE_EIGEN_MAX_N = 300
+
+#: the trivial eigenvector xi_1 is moved to this eigenvalue (below the spectrum [-1, 1]
+#: of D^-1/2 A D^-1/2) so that the largest eigenpairs are the non-trivial ones
+_DEFLATED = -2.0
+
+
+def check_positive(name: str, value, *, integer: bool = False, allow_zero: bool = False):
+    """``value`` as an ``int`` (``integer``) or a finite ``float`` > 0 (>= 0 with
+    ``allow_zero``); otherwise a ``ValueError`` naming the option."""
+    kind = numbers.Integral if integer else numbers.Real
+    ok = (isinstance(value, kind) and not isinstance(value, bool)
+          and math.isfinite(value) and (value >= 0 if allow_zero else value > 0))
+    if not ok:
+        what = "an integer" if integer else "a finite number"
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be {what} {bound}, got {value!r}")
+    return int(value) if integer else float(value)
+
+
+def check_graph_options(n_neighbors, weight, t):
+    """Validated ``(n_neighbors, weight, t)`` of :func:`knn_affinity`."""
+    n_neighbors = check_positive("n_neighbors", n_neighbors, integer=True)
+    if weight not in WEIGHTS:
+        raise ValueError(f"weight must be one of {', '.join(map(repr, WEIGHTS))}; "
+                         f"got {weight!r}")
+    if t is not None:
+        t = check_positive("t", t)
+        if weight != "heat":
+            raise ValueError(f"t is the heat-kernel width: it needs weight='heat', "
+                             f"got weight={weight!r}")
+    return n_neighbors, weight, t
+
+
+def knn_indices(X: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.ndarray]:
+    """Squared distances and indices, (n, n_neighbors), of each sample's nearest others.
+
+    A sample is never its own neighbour, even when it has duplicates (those are other
+    samples, at distance 0). Ties are broken by scikit-learn's ``NearestNeighbors``.
+    """
+    n = X.shape[0]
+    if n_neighbors >= n:
+        raise ValueError(f"n_neighbors={n_neighbors} needs at least {n_neighbors + 1} "
+                         f"samples, got {n}")
+    distances, indices = NearestNeighbors(n_neighbors=n_neighbors).fit(X).kneighbors()
+    return distances**2, indices
+
+
+def knn_affinity(X, n_neighbors: int = 5, weight: str = "heat", t: float | None = None):
+    """Symmetric kNN affinity ``A`` (n, n) of the samples (rows) of ``X``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+    n_neighbors : int
+        ``k``: samples i and j are linked when either is among the other's k nearest
+        (Euclidean distance; the sample itself excluded).
+    weight : {"heat", "binary", "cosine"}
+        ``heat``: ``exp(-||x_i - x_j||^2 / t)``; ``binary``: 1; ``cosine``:
+        ``x_i'x_j / (||x_i|| ||x_j||)``, clipped at 0 (a negative similarity is not an
+        affinity; it cannot arise for data in [0, 1]), and 0 next to an all-zero sample.
+        Zero weights are dropped.
+    t : float, optional
+        Heat-kernel width (only with ``weight="heat"``). Default: the mean of the n k
+        squared kNN distances (1 when they are all 0, i.e. every sample has k duplicates,
+        where every weight is exp(0) = 1 whatever t).
+
+    Returns
+    -------
+    A : scipy.sparse.csr_array of shape (n, n)
+        ``max(A0, A0')`` of the directed kNN weights ``A0``: the weight of a pair does not
+        depend on its direction, so this is the union of both neighbourhoods with that
+        weight. No self loops.
+    """
+    X = np.asarray(X, dtype=float)
+    n_neighbors, weight, t = check_graph_options(n_neighbors, weight, t)
+    sq, cols = knn_indices(X, n_neighbors)
+    sq, cols = sq.ravel(), cols.ravel()
+    rows = np.repeat(np.arange(X.shape[0]), n_neighbors)
+    if weight == "heat":
+        mean = sq.mean()
+        values = np.exp(-sq / (t if t is not None else mean if mean > 0 else 1.0))
+    elif weight == "binary":
+        values = np.ones_like(sq)
+    else:
+        # x_i'x_j from the kNN distance: ||x_i||^2 + ||x_j||^2 - ||x_i - x_j||^2 = 2 x_i'x_j
+        sq_norms = np.einsum("ij,ij->i", X, X)
+        scale = np.sqrt(sq_norms[rows] * sq_norms[cols])
+        dots = 0.5 * (sq_norms[rows] + sq_norms[cols] - sq)
+        values = np.clip(np.divide(dots, scale, out=np.zeros_like(dots), where=scale > 0),
+                         0.0, 1.0)
+    A = sp.csr_array((values, (rows, cols)), shape=(X.shape[0],) * 2)
+    A = sp.csr_array(A.maximum(A.T))
+    A.eliminate_zeros()
+    return A
+
+
+@dataclass(frozen=True)
+class SpectralGraph:
+    """An affinity ``A`` with its degrees and normalized forms.
+
+    ``normalized`` is ``D^-1/2 A D^-1/2``; the normalized Laplacian is
+    ``I - D^-1/2 A D^-1/2`` with eigenvalues ``0 = lambda_1 <= ... <= 2`` and trivial
+    eigenvector ``xi_1 = D^1/2 1 / ||D^1/2 1||`` (``trivial``). A node of degree 0 (only
+    possible with cosine weights next to an all-zero sample, or a heat weight that
+    underflows) gets ``D^-1/2 = 0``: it is a row of the identity in the Laplacian.
+    """
+
+    affinity: sp.csr_array
+    degree: np.ndarray
+    inv_sqrt_degree: np.ndarray
+    normalized: sp.csr_array
+    trivial: np.ndarray
+
+    @classmethod
+    def from_affinity(cls, A) -> "SpectralGraph":
+        A = sp.csr_array(A)
+        degree = np.asarray(A.sum(axis=1)).ravel()
+        inv_sqrt = np.zeros_like(degree)
+        inv_sqrt[degree > 0] = 1.0 / np.sqrt(degree[degree > 0])
+        scale = sp.diags_array(inv_sqrt)
+        trivial = np.sqrt(degree) / np.sqrt(degree.sum())
+        return cls(A, degree, inv_sqrt, sp.csr_array(scale @ A @ scale), trivial)
+
+    @property
+    def n_samples(self) -> int:
+        return self.affinity.shape[0]
+
+    def normalized_laplacian_matmul(self, Y: np.ndarray) -> np.ndarray:
+        """``(I - D^-1/2 A D^-1/2) Y`` without forming the Laplacian."""
+        return Y - self.normalized @ Y
+
+    def eigenpairs(self, n_components: int, random_state=0):
+        """The ``n_components`` smallest non-trivial eigenpairs of the normalized Laplacian.
+
+        Returns
+        -------
+        eigenvalues : ndarray of shape (n_components,)
+            ``lambda_2 <= ... <= lambda_{n_components + 1}``.
+        eigenvectors : ndarray of shape (n, n_components)
+            Orthonormal ``xi_2, ...``, orthogonal to ``xi_1``; each column's entry of
+            largest magnitude is positive (a deterministic sign). ``D^-1/2 xi_j`` solves
+            the generalized problem ``L y = lambda D y`` (``L = D - A``).
+
+        Notes
+        -----
+        ``xi_1`` is deflated (``D^-1/2 A D^-1/2 - 3 xi_1 xi_1'`` moves it to -2), so the
+        wanted pairs are the largest of that operator: a dense ``eigh`` up to
+        :data:`DENSE_EIGEN_MAX_N` samples, ``eigsh`` with a start vector drawn from
+        ``random_state`` above (deterministic for a given seed).
+        """
+        n = self.n_samples
+        if n_components > n - 1:
+            raise ValueError(f"{n_components} non-trivial eigenvectors need at least "
+                             f"{n_components + 1} samples, got {n}")
+        if n_components == 0:
+            return np.empty(0), np.empty((n, 0))
+        shift = _DEFLATED - 1.0
+        xi1 = self.trivial
+        if n <= DENSE_EIGEN_MAX_N:
+            B = self.normalized.toarray() + shift * np.outer(xi1, xi1)
+            mu, V = scipy.linalg.eigh(B, subset_by_index=[n - n_components, n - 1])
+        else:
+            op = LinearOperator((n, n), dtype=float,
+                                matvec=lambda v: self.normalized @ v + shift * xi1 * (xi1 @ v))
+            v0 = np.random.default_rng(random_state).uniform(-1.0, 1.0, n)
+            mu, V = eigsh(op, k=n_components, which="LA", v0=v0)
+        order = np.argsort(-mu, kind="stable")
+        mu, V = mu[order], V[:, order]
+        peak = np.abs(V).argmax(axis=0)
+        V = V * np.sign(V[peak, np.arange(V.shape[1])])
+        return 1.0 - mu, V
