@@ -312,11 +312,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
 
     def _check_memory(self, n, d):
         kernel, qp = resolve_kernel(self.kernel), resolve_qp(self.qp)
-        exact = False
-        if kernel.name == "rbf":  # what "auto" resolves to, for confounders on all features
-            exact = kernel.approximation == "exact" or (
-                kernel.approximation == "auto"
-                and float(n) ** 2 * d * d / 2 <= kernel.exact_budget)
+        resolve = getattr(kernel, "resolved_approximation", None)
+        exact = resolve is not None and resolve(n, d) == "exact"
         estimate = estimate_fit_memory(
             n, d, n_clusters=self.n_clusters, n_neighbors=self.n_neighbors,
             max_granularity=self.max_granularity, qp=qp.name, kernel=kernel.name,

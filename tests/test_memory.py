@@ -48,7 +48,7 @@ def test_estimates_grow_with_the_dense_paths():
                                qp="gradient_projection_cg")
     dense = estimate_fit_memory(5000, 100, n_clusters=5, n_neighbors=5, max_granularity=10,
                                 qp="cvxpy", neighbor_algorithm="all")
-    assert dense.peak > 6 * 5000**2 * 8 > fast.peak
+    assert dense.peak > 20 * 5000**2 * 8 > fast.peak
 
 
 @pytest.mark.parametrize("text, value", [("8GB", 8 << 30), ("512 MB", 512 << 20),

@@ -119,8 +119,8 @@ class RBFKernel(Kernel):
     approximation : {"auto", "exact", "rff"}
         ``exact`` forms the dense n x n balance Hessian (O(n^2 sum_r |K_r|) time);
         ``rff`` uses ``n_components`` random Fourier features per treatment (time and
-        memory linear in n); ``auto`` is exact when that costs at most
-        ``exact_budget`` multiply-adds, rff otherwise.
+        memory linear in n); ``auto`` is exact when the worst case, ``n^2 d^2 / 2``
+        multiply-adds, is at most ``exact_budget``, rff otherwise (decided once per fit).
     n_components : int
         Random features per treatment (rank of each ``H_r`` approximation).
     exact_budget : float
@@ -142,13 +142,15 @@ class RBFKernel(Kernel):
         self.exact_budget = exact_budget
         self.n_pairs = n_pairs
 
-    def resolved_approximation(self, n, mask) -> str:
-        """``exact`` or ``rff``: what ``auto`` picks for n samples and confounder mask."""
+    def resolved_approximation(self, n: int, d: int) -> str:
+        """``exact`` or ``rff``: what ``auto`` picks for n samples and d features.
+
+        Decided from the sizes alone (the worst case, ``n^2 d^2 / 2`` multiply-adds), so
+        that a fit keeps one kernel while its confounder sets change.
+        """
         if self.approximation != "auto":
             return self.approximation
-        kept = mask.sum(axis=0)
-        cost = float(n) ** 2 * np.minimum(kept, mask.shape[0] - kept).sum()
-        return "exact" if cost <= self.exact_budget else "rff"
+        return "exact" if float(n) ** 2 * d * d / 2 <= self.exact_budget else "rff"
 
     def balance_operator(self, X, coding, K, seed=0):
         V, T, mask = active_pairs(coding, K)
@@ -157,6 +159,6 @@ class RBFKernel(Kernel):
         rng = np.random.default_rng(seed)
         XV, AT = X[:, V], coding[:, T]
         s2 = median_bandwidths(XV, mask.astype(float), rng, self.n_pairs)
-        if self.resolved_approximation(X.shape[0], mask) == "exact":
+        if self.resolved_approximation(*X.shape) == "exact":
             return ExactRBFBalance(XV, AT, mask, s2)
         return RandomFeatureRBFBalance(XV, AT, mask, s2, self.n_components, rng)
