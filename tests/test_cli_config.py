@@ -48,6 +48,23 @@ def test_dataset_configs_compose(dataset):
     assert cfg.dataset.name == dataset
 
 
+EXPERIMENTS = sorted(p.stem for p in (Path(__import__("causefs.conf", fromlist=["_"]).__file__)
+                                      .parent / "experiment").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_experiment_configs_compose_with_their_launcher(experiment):
+    from hydra.utils import get_class
+
+    with initialize_config_module(config_module="causefs.conf", version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[f"+experiment={experiment}"],
+                      return_hydra_config=True)
+    # the launcher the experiment asks for must be importable from the installed deps
+    launcher = get_class(cfg.hydra.launcher._target_)
+    assert launcher.__name__.endswith("Launcher")
+    assert cfg.hydra.sweeper.params, "an experiment is a sweep: it must set sweeper params"
+
+
 def test_config_defaults_match_the_estimator():
     cfg = composed()
     # the CLI deliberately differs: 20 features (the paper's first point), a fixed seed,

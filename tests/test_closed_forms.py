@@ -4,6 +4,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 import scipy.linalg
+import scipy.sparse.linalg
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -141,14 +142,22 @@ def test_gpi_reaches_a_stationary_point(blobs):
     assert np.abs(M - M.T).max() <= 1e-6 * np.abs(M).max()
 
 
-def test_sparse_spectral_embedding_matches_dense_eigenvectors():
+@pytest.mark.parametrize("separation", [3.0, 0.5])  # three components / one connected graph
+@pytest.mark.parametrize("lobpcg_fails", [False, True])
+def test_sparse_spectral_embedding_matches_dense_eigenvectors(monkeypatch, separation,
+                                                              lobpcg_fails):
     rng = np.random.default_rng(0)
-    X = np.vstack([rng.normal(c, 0.3, size=(150, 2)) for c in (0, 3, 6)])
+    X = np.vstack([rng.normal(c, 0.3, size=(150, 2)) for c in (0, separation, 2 * separation)])
     G, _ = adaptive_graph(X, 5)
+    if lobpcg_fails:  # the shift-invert fallback must take over
+        monkeypatch.setattr(scipy.sparse.linalg, "lobpcg",
+                            lambda A, X, **kw: (np.zeros(X.shape[1]), X))
     F = smallest_eigenvectors(G, 3, seed=0)  # n = 450: the sparse path
     L = sp.csr_array(sp.diags_array(0.5 * (np.asarray(G.sum(0)).ravel() + np.asarray(G.sum(1)).ravel()))
                      - 0.5 * (G + G.T)).toarray()
-    _, reference = scipy.linalg.eigh(L, subset_by_index=[0, 2])
+    values, reference = scipy.linalg.eigh(L, subset_by_index=[0, 3])
+    assert values[3] - values[2] > 1e-3  # a well-defined 3-dimensional subspace
+    reference = reference[:, :3]
     # same subspace: the projection onto one basis reproduces the other
     assert np.allclose(reference @ (reference.T @ F), F, atol=1e-6)
     assert np.allclose(F.T @ F, np.eye(3), atol=1e-12)

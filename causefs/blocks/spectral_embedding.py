@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.linalg
 import scipy.sparse.linalg
@@ -11,22 +13,42 @@ from ..state import State
 from .base import Block
 
 
-def smallest_eigenvectors(A, h: int, seed: int = 0) -> np.ndarray:
+def smallest_eigenvectors(A, h: int, seed: int = 0, tol: float = 1e-8) -> np.ndarray:
     """Orthonormal eigenvectors of the h smallest eigenvalues of ``L_A``, (n, h).
 
-    Shift-invert Lanczos (ARPACK) slightly below 0, where ``L_A`` is positive
-    definite, seeded for reproducibility; below 200 samples (or when h is too large
-    for ARPACK) a dense eigendecomposition is cheaper and exact.
+    LOBPCG with a Jacobi (inverse degree) preconditioner, seeded for reproducibility:
+    it only needs sparse products, O(n k h) per iteration. Shift-invert Lanczos needs
+    a sparse LU of ``L_A`` whose fill-in grows superlinearly with n (measured at
+    n = 10,000, k = 5: 13.7 M fill and 11 s for the LU against 0.2 s for LOBPCG, same
+    eigenvalues); it stays as the fallback when LOBPCG does not reach ``tol``. Below
+    200 samples (or when h is too large for either) a dense eigendecomposition is
+    cheaper and exact.
     """
     L = laplacian_matrix(A)
     n = L.shape[0]
-    if n < 200 or h >= n - 1:
+    if n < 200 or 5 * h >= n:
         _, vectors = scipy.linalg.eigh(L.toarray(), subset_by_index=[0, h - 1])
         return vectors
-    shift = -1e-6 * max(1.0, 2.0 * symmetric_degree(A).max())
-    v0 = np.random.default_rng(seed).standard_normal(n)
-    _, vectors = scipy.sparse.linalg.eigsh(L.tocsc(), k=h, sigma=shift, which="LM", v0=v0)
-    # ARPACK's vectors are orthonormal to ~1e-12; make it exact for F'F = I
+    rng = np.random.default_rng(seed)
+    L = L.tocsr()
+    preconditioner = scipy.sparse.diags(1.0 / np.maximum(L.diagonal(), np.finfo(float).tiny))
+    with warnings.catch_warnings():
+        # non-convergence is checked below from the residuals, not from the warning
+        warnings.simplefilter("ignore", UserWarning)
+        values, vectors = scipy.sparse.linalg.lobpcg(
+            L, rng.standard_normal((n, h)), M=preconditioner, largest=False, tol=tol,
+            maxiter=1000)
+    scale = max(1.0, float(abs(L).sum(axis=1).max()))  # Gershgorin bound on ||L||
+    residual = np.linalg.norm(L @ vectors - vectors * values, axis=0)
+    if not np.all(np.isfinite(residual)) or residual.max() > np.sqrt(tol) * scale:
+        shift = -1e-6 * max(1.0, 2.0 * symmetric_degree(A).max())
+        lu = scipy.sparse.linalg.splu(
+            (L - shift * scipy.sparse.identity(n, format="csr")).tocsc(),
+            permc_spec="MMD_AT_PLUS_A")  # symmetric ordering: far less fill than COLAMD
+        inverse = scipy.sparse.linalg.LinearOperator((n, n), matvec=lu.solve, dtype=float)
+        _, vectors = scipy.sparse.linalg.eigsh(L, k=h, sigma=shift, which="LM",
+                                               OPinv=inverse, v0=rng.standard_normal(n))
+    # the solvers' vectors are orthonormal to ~1e-12; make it exact for F'F = I
     Q, R = np.linalg.qr(vectors)
     return Q * np.sign(np.diag(R))
 
