@@ -180,7 +180,8 @@ def main():
         print("\n## (b) dense paper-literal reference vs fast path (same run)\n")
         table_reference(pairs)
     if args.what in ("exponent", "report"):
-        results = [run_case(out, "exponent", {"case": f"synthetic:{n}x256", "label": "fast"})
+        # the same fits as table (a)'s synthetic rows: run once, read by both tables
+        results = [run_case(out, "blocks", {"case": f"synthetic:{n}x256", "label": "fast"})
                    for n in EXPONENT_SIZES]
         print("\n## (c) time per iteration against n (d = 256)\n")
         table_exponent(results)
