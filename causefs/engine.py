@@ -87,6 +87,7 @@ def run_cause_fs(X: np.ndarray, *, n_clusters: int, alpha: float, beta: float, l
                  eps: float, n_neighbors: int, mu_total: float, schedule, kernel, qp,
                  settings: Mapping | None = None, treatment: str = "median",
                  mmd_normalization: str = "group", neighbor_algorithm: str = "auto",
+                 balance_form: str = "auto",
                  max_iter: int = 30, tol: float = 1e-5, seed: int = 0,
                  callback: Callable | None = None) -> FitResult:
     """Run CAUSE-FS on preprocessed data ``X`` (n, d) without constant features.
@@ -108,6 +109,7 @@ def run_cause_fs(X: np.ndarray, *, n_clusters: int, alpha: float, beta: float, l
         mu_total=mu_total,
         kernel=resolve_kernel(kernel),
         neighbor_algorithm=neighbor_algorithm,
+        balance_form=balance_form,
         seed=seed,
         **params,
     )

@@ -21,6 +21,7 @@ from .preprocessing import (
     scale_features,
 )
 from .graphs import NEIGHBOR_ALGORITHMS
+from .kernels import BALANCE_FORMS
 from .memory import check_memory, estimate_fit_memory
 
 SAMPLE_WEIGHTS = ("simplex", "mean_one")
@@ -128,6 +129,11 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Nearest-neighbour search for graph candidates: ``auto`` (NumPy brute force for
         small n, scikit-learn's above), scikit-learn's algorithms, or ``"all"`` for the
         dense paper-literal reference.
+    balance_form : {"auto", "products", "gram"}, default="auto"
+        How the mu problem holds the balance Hessian H: ``products`` only multiplies by
+        it (matrix-free, memory linear in n); ``gram`` forms it once per confounder set as
+        a dense (n, n) array; ``auto`` forms it when that costs less than 50 products and
+        takes at most 1 GiB (n <= 11,585), else uses products.
     memory_limit : "auto", int, str or None, default="auto"
         Budget for the estimated peak memory of the fit (:mod:`causefs.memory`):
         ``"auto"`` is 80% of the memory available when ``fit`` starts, an int is bytes,
@@ -175,7 +181,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
                  lam=1.0, n_neighbors=5, eps=1e-8, sigma=0.2, sample_weights="mean_one",
                  schedule="full", kernel="linear", qp="gradient_projection_cg", max_iter=30,
                  tol=1e-5, preprocessing="minmax", max_granularity=10, treatment="median",
-                 mmd_normalization="group", neighbor_algorithm="auto", memory_limit="auto",
+                 mmd_normalization="group", neighbor_algorithm="auto", balance_form="auto",
+                 memory_limit="auto",
                  random_state=None, verbose=False):
         self.n_clusters = n_clusters
         self.n_features_to_select = n_features_to_select
@@ -196,6 +203,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.treatment = treatment
         self.mmd_normalization = mmd_normalization
         self.neighbor_algorithm = neighbor_algorithm
+        self.balance_form = balance_form
         self.memory_limit = memory_limit
         self.random_state = random_state
         self.verbose = verbose
@@ -224,6 +232,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         _check_choice("treatment", self.treatment, TREATMENT_RULES)
         _check_choice("mmd_normalization", self.mmd_normalization, MMD_NORMALIZATIONS)
         _check_choice("neighbor_algorithm", self.neighbor_algorithm, NEIGHBOR_ALGORITHMS)
+        _check_choice("balance_form", self.balance_form, BALANCE_FORMS)
         return self._n_selected(n_features)
 
     def _n_selected(self, n_features):
@@ -275,8 +284,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
                 schedule=self.schedule, kernel=self.kernel, qp=self.qp,
                 settings={"sigma": self.sigma, "max_granularity": self.max_granularity},
                 treatment=self.treatment, mmd_normalization=self.mmd_normalization,
-                neighbor_algorithm=self.neighbor_algorithm, max_iter=self.max_iter,
-                tol=self.tol, seed=seed, callback=callback,
+                neighbor_algorithm=self.neighbor_algorithm, balance_form=self.balance_form,
+                max_iter=self.max_iter, tol=self.tol, seed=seed, callback=callback,
             )
         finally:
             if bar is not None:
@@ -318,9 +327,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
             n, d, n_clusters=self.n_clusters, n_neighbors=self.n_neighbors,
             max_granularity=self.max_granularity, qp=qp.name, kernel=kernel.name,
             kernel_components=getattr(kernel, "n_components", 0), kernel_exact=exact,
-            neighbor_algorithm=self.neighbor_algorithm)
+            neighbor_algorithm=self.neighbor_algorithm, balance_form=self.balance_form)
         check_memory(estimate, self.memory_limit, qp=qp.name, kernel=kernel.name,
-                     neighbor_algorithm=self.neighbor_algorithm)
+                     neighbor_algorithm=self.neighbor_algorithm, balance_form=self.balance_form)
         return estimate.peak
 
     def _get_support_mask(self):

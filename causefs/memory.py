@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from .kernels.base import gram_fits
+
 _FLOAT = 8
 
 
@@ -58,12 +60,14 @@ def parse_bytes(value) -> int | None:
 def estimate_fit_memory(n: int, d: int, *, n_clusters: int, n_neighbors: int,
                         max_granularity: int, qp: str, kernel: str = "linear",
                         kernel_components: int = 50, kernel_exact: bool = False,
-                        neighbor_algorithm: str = "auto") -> MemoryEstimate:
+                        neighbor_algorithm: str = "auto",
+                        balance_form: str = "auto") -> MemoryEstimate:
     """Upper-bound estimate of a CauseFS fit's memory in bytes.
 
     Parameters mirror :class:`causefs.CauseFS`; ``qp`` and ``kernel`` are registry names
     (unknown plugins are assumed matrix-free), ``kernel_exact`` says whether an rbf
-    kernel resolves to its exact (dense) form.
+    kernel resolves to its exact (dense) form. ``balance_form="auto"`` is counted as the
+    Gram wherever that may be chosen (an upper bound).
     """
     h, k, M = n_clusters, n_neighbors, max_granularity
     # X as given, validated copy, scaled copy, the active copy, treatment coding
@@ -83,6 +87,9 @@ def estimate_fit_memory(n: int, d: int, *, n_clusters: int, n_neighbors: int,
             phases["balance_operator"] = 3 * n * n * _FLOAT
         else:
             phases["balance_operator"] = (n * d * kernel_components + 3 * n * d) * _FLOAT
+    elif balance_form == "gram" or (balance_form == "auto" and gram_fits(n)):
+        # H, and the (512, n) row blocks it is built from
+        phases["balance_operator"] += (n * n + 3 * 512 * n) * _FLOAT
     if qp == "cvxpy":
         # dense P and its scaled copy, cvxpy's sparse canonical copy (values and indices),
         # Clarabel's KKT matrix and factor: 11.4 GB measured at n = 9298 (USPS, rbf),
@@ -93,12 +100,15 @@ def estimate_fit_memory(n: int, d: int, *, n_clusters: int, n_neighbors: int,
     return MemoryEstimate(resident=int(resident), phases={k: int(v) for k, v in phases.items()})
 
 
-def _advice(estimate: MemoryEstimate, qp: str, kernel: str, neighbor_algorithm: str) -> str:
+def _advice(estimate: MemoryEstimate, qp: str, kernel: str, neighbor_algorithm: str,
+            balance_form: str) -> str:
     phase = estimate.worst_phase
     if phase == "dense_qp":
         return "use a matrix-free QP backend: qp='gradient_projection_cg'"
     if phase == "graph_candidates" and neighbor_algorithm == "all":
         return "use a kNN candidate search: neighbor_algorithm='auto'"
+    if phase == "balance_operator" and kernel == "linear" and balance_form != "products":
+        return "hold the balance term as products: balance_form='products'"
     if phase == "balance_operator" and kernel == "rbf":
         return ("use fewer random features (kernel={'name': 'rbf', 'n_components': ...}) "
                 "or kernel='linear'")
@@ -108,7 +118,7 @@ def _advice(estimate: MemoryEstimate, qp: str, kernel: str, neighbor_algorithm: 
 
 
 def check_memory(estimate: MemoryEstimate, limit, *, qp: str, kernel: str,
-                 neighbor_algorithm: str) -> None:
+                 neighbor_algorithm: str, balance_form: str = "auto") -> None:
     """Raise :class:`MemoryLimitError` when the estimated peak exceeds ``limit``.
 
     ``limit``: bytes, a string such as ``"8GB"``, ``"auto"`` (80% of the memory
@@ -129,5 +139,5 @@ def check_memory(estimate: MemoryEstimate, limit, *, qp: str, kernel: str,
             f"this fit needs an estimated {estimate.peak / gib:.2f} GiB at its peak "
             f"({estimate.worst_phase}: {estimate.phases[estimate.worst_phase] / gib:.2f} GiB), "
             f"more than the budget of {budget / gib:.2f} GiB (memory_limit={limit!r}); "
-            f"{_advice(estimate, qp, kernel, neighbor_algorithm)}, or raise memory_limit"
+            f"{_advice(estimate, qp, kernel, neighbor_algorithm, balance_form)}, or raise memory_limit"
         )

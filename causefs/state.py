@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from .kernels.base import with_balance_form
+
 #: every variable a block may read or write, with its meaning (SPEC, "Variables")
 STATE_FIELDS = {
     "W": "feature selection matrix, (d, h)",
@@ -59,6 +61,8 @@ class Problem:
     neighbor_algorithm : str
         Nearest-neighbour search used to find graph candidates (scikit-learn's
         ``algorithm`` of :class:`~sklearn.neighbors.NearestNeighbors`).
+    balance_form : {"auto", "products", "gram"}
+        How the balance operator is held (:func:`causefs.kernels.with_balance_form`).
     seed : int
         Seed of every random choice a block makes (eigensolver start vectors, ...).
     """
@@ -74,6 +78,7 @@ class Problem:
     mu_total: float = 1.0
     kernel: Any = None
     neighbor_algorithm: str = "auto"
+    balance_form: str = "auto"
     seed: int = 0
     _balance_cache: dict = field(default_factory=dict, repr=False)
     _value_cache: list = field(default_factory=list, repr=False)
@@ -92,7 +97,9 @@ class Problem:
         hit = self._balance_cache.get(key)
         if hit is not None and hit[0] is K:
             return hit[1]
-        op = self.kernel.balance_operator(self.X, self.coding, K, seed=self.seed)
+        op = with_balance_form(
+            self.kernel.balance_operator(self.X, self.coding, K, seed=self.seed),
+            self.balance_form, self.n_samples)
         # keep K referenced so its id cannot be reused while cached; two entries suffice
         # for a scheduler that compares a state with its successor
         if len(self._balance_cache) >= 2:

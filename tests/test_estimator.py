@@ -109,6 +109,7 @@ def test_bad_data_is_rejected(X, match):
     (dict(schedule="fast"), "unknown schedule 'fast'; available: ablation_I, ablation_II, full"),
     (dict(schedule={"name": "x", "loop": ["no_such_block"]}), "unknown block 'no_such_block'"),
     (dict(sample_weights="uniform"), "unknown sample_weights 'uniform'; allowed: simplex, mean_one"),
+    (dict(balance_form="dense"), "unknown balance_form 'dense'; allowed: auto, products, gram"),
     (dict(kernel={"name": "rbf", "approximation": "nystroem"}), "unknown rbf approximation"),
 ])
 def test_bad_parameters_are_named(blobs, params, match):

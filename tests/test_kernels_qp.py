@@ -5,7 +5,9 @@ import pytest
 from hypothesis import given, settings
 
 from causefs.blocks.sample_weights import sample_weight_qp
-from causefs.kernels import LinearKernel, RBFKernel
+from causefs import CauseFS
+from causefs.datasets import make_causal
+from causefs.kernels import GramBalance, LinearKernel, RBFKernel, with_balance_form
 from causefs.plugins import available, make_kernel, make_qp_backend
 from causefs.preprocessing import treatment_coding
 from causefs.qp import project_simplex
@@ -70,3 +72,47 @@ def test_backends_agree_on_the_mu_problem(state):
     reference = values.pop("cvxpy")
     for name, value in values.items():
         assert abs(value - reference) <= 1e-6 * scale, (name, value, reference)
+
+
+@pytest.mark.parametrize("density", [0.0, 0.3, 0.95, 1.0])
+def test_gram_form_equals_the_products(density):
+    """The (n, n) Gram of the linear balance equals its products, dense or sparse masks,
+    whether ``dense`` adds the pairs or subtracts the missing ones from all pairs."""
+    rng = np.random.default_rng(3)
+    X = rng.random((700, 9))  # more rows than one row block of the Gram
+    coding = treatment_coding(X)
+    K = rng.random((9, 9)) < density
+    op = LinearKernel().balance_operator(X, coding, K)
+    gram = with_balance_form(op, "gram", 700)
+    assert isinstance(gram, GramBalance)
+    v = rng.random(700)
+    scale = abs(op.quad(v)) + 1e-12
+    assert gram.quad(v) == pytest.approx(op.quad(v), rel=1e-10, abs=1e-12 * scale)
+    assert np.allclose(gram.matvec(v), op.matvec(v), rtol=1e-10, atol=1e-12 * scale)
+    assert np.allclose(gram.diagonal(), op.diagonal(), rtol=1e-10, atol=1e-14)
+    assert with_balance_form(op, "products", 700) is op
+
+
+def test_auto_balance_form_weighs_costs_and_memory():
+    rng = np.random.default_rng(0)
+    X = rng.random((400, 40))
+    coding = treatment_coding(X)
+    full = np.ones((40, 40), dtype=bool)  # Gram from all pairs: a few products' cost
+    assert isinstance(with_balance_form(LinearKernel().balance_operator(X, coding, full),
+                                        "auto", 400), GramBalance)
+    half = rng.random((40, 40)) < 0.5  # ~800 pairs one by one: costlier than 50 products
+    op = LinearKernel().balance_operator(X, coding, half)
+    assert op.gram_flops() > 50 * op.product_flops()
+    assert with_balance_form(op, "auto", 400) is op
+    cheap = LinearKernel().balance_operator(X, coding, full)
+    assert with_balance_form(cheap, "auto", 20_000) is cheap  # 3.2 GB: over the cap
+    with pytest.raises(ValueError, match="balance_form.*allowed: auto, products, gram"):
+        with_balance_form(cheap, "dense", 50)
+
+
+def test_fits_agree_in_both_balance_forms():
+    X = make_causal(150, 12, n_clusters=3, n_causal=3, n_spurious=3, seed=0).X
+    fits = [CauseFS(n_clusters=3, max_iter=5, random_state=0, balance_form=form).fit(X)
+            for form in ("gram", "products")]
+    assert np.allclose(fits[0].objective_history_, fits[1].objective_history_, rtol=1e-7)
+    assert np.array_equal(fits[0].ranking_, fits[1].ranking_)

@@ -8,8 +8,9 @@ so the balance term ``sum_r MMD_r`` is a PSD quadratic form in mu for any positi
 definite kernel and the mu problem stays a convex simplex QP (SPEC).
 """
 
-from .base import BalanceOperator, Kernel
+from .base import BALANCE_FORMS, BalanceOperator, GramBalance, Kernel, with_balance_form
 from .linear import LinearKernel
 from .rbf import RBFKernel
 
-__all__ = ["BalanceOperator", "Kernel", "LinearKernel", "RBFKernel"]
+__all__ = ["BALANCE_FORMS", "BalanceOperator", "GramBalance", "Kernel", "LinearKernel",
+           "RBFKernel", "with_balance_form"]

@@ -7,6 +7,7 @@ import numpy as np
 from .base import BalanceOperator, Kernel, active_pairs
 
 _PAIR_CHUNK = 256  # columns of the (n, chunk) factor built at a time by ``dense``
+_ROW_CHUNK = 512  # rows of H built at a time: no (n, n) temporary besides H itself
 
 
 class LinearBalance(BalanceOperator):
@@ -42,21 +43,37 @@ class LinearBalance(BalanceOperator):
             return np.zeros(self.n)
         return np.einsum("ij,ij->i", (self._X**2) @ self._weights, self._A**2)
 
-    def dense(self):
-        # H = sum over pairs (f, r) in K of u u', u = x_f * a_r. With many pairs it is
-        # cheaper to start from all pairs, (X_V X_V') o (A_T A_T'), and subtract the rest.
-        H = np.zeros((self.n, self.n))
+    def _dense_plan(self):
+        """Pairs to add one by one, with their sign, and whether to start from all pairs.
+
+        H = sum over pairs (f, r) in K of u u', u = x_f * a_r. With many pairs it is
+        cheaper to start from all pairs, (X_V X_V') o (A_T A_T'), and subtract the rest.
+        """
         inside = np.argwhere(self._mask)
         outside = np.argwhere(~self._mask)
         if outside.shape[0] + sum(self._mask.shape) < inside.shape[0]:
-            H += (self._X @ self._X.T) * (self._A @ self._A.T)
-            pairs, sign = outside, -1.0
-        else:
-            pairs, sign = inside, 1.0
-        for start in range(0, pairs.shape[0], _PAIR_CHUNK):
-            f, r = pairs[start:start + _PAIR_CHUNK].T
-            U = self._X[:, f] * self._A[:, r]
-            H += sign * (U @ U.T)
+            return outside, -1.0, True
+        return inside, 1.0, False
+
+    def product_flops(self):
+        return 4.0 * self.n * self._mask.size
+
+    def gram_flops(self):
+        pairs, _, from_all = self._dense_plan()
+        width = pairs.shape[0] + (sum(self._mask.shape) if from_all else 0)
+        return 2.0 * self.n * self.n * width
+
+    def dense(self):
+        H = np.zeros((self.n, self.n))
+        pairs, sign, from_all = self._dense_plan()
+        for lo in range(0, self.n, _ROW_CHUNK):
+            rows = slice(lo, lo + _ROW_CHUNK)
+            if from_all:
+                H[rows] = (self._X[rows] @ self._X.T) * (self._A[rows] @ self._A.T)
+            for start in range(0, pairs.shape[0], _PAIR_CHUNK):
+                f, r = pairs[start:start + _PAIR_CHUNK].T
+                U = self._X[:, f] * self._A[:, r]
+                H[rows] += sign * (U[rows] @ U.T)
         return H
 
 

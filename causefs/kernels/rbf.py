@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import BalanceOperator, Kernel, active_pairs
+from .base import BalanceOperator, GramBalance, Kernel, active_pairs
 
 APPROXIMATIONS = ("auto", "exact", "rff")
 
@@ -35,7 +35,7 @@ def _restricted(full, XV, mask_r, compute):
     return compute(XV[:, kept], kept)
 
 
-class ExactRBFBalance(BalanceOperator):
+class ExactRBFBalance(GramBalance):
     """Dense ``H = sum_r (a_r a_r') o exp(-||z_i^r - z_j^r||^2 / (2 s_r^2))``; O(n^2) memory."""
 
     def __init__(self, XV, AT, mask, s2):
@@ -43,22 +43,11 @@ class ExactRBFBalance(BalanceOperator):
         sq = lambda Z: (Z * Z).sum(axis=1)  # noqa: E731
         dist = lambda Z, _cols: sq(Z)[:, None] + sq(Z)[None, :] - 2.0 * (Z @ Z.T)  # noqa: E731
         full = dist(XV, None)
-        self._H = np.zeros((n, n))
+        H = np.zeros((n, n))
         for r in range(AT.shape[1]):
             D2 = np.maximum(_restricted(full, XV, mask[:, r], dist), 0.0)
-            self._H += np.outer(AT[:, r], AT[:, r]) * np.exp(-D2 / (2.0 * s2[r]))
-
-    def quad(self, v):
-        return float(v @ self._H @ v)
-
-    def matvec(self, v):
-        return self._H @ v
-
-    def dense(self):
-        return self._H.copy()
-
-    def diagonal(self):
-        return np.diag(self._H).copy()
+            H += np.outer(AT[:, r], AT[:, r]) * np.exp(-D2 / (2.0 * s2[r]))
+        super().__init__(H)
 
 
 class RandomFeatureRBFBalance(BalanceOperator):
