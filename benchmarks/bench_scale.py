@@ -4,6 +4,7 @@
     python benchmarks/bench_scale.py reference   # (b) paper-literal dense path vs fast path
     python benchmarks/bench_scale.py exponent    # (c) time per iteration against n, fitted
     python benchmarks/bench_scale.py report      # print every table from stored results
+    python benchmarks/bench_scale.py report --write docs/PERFORMANCE.md   # ... into the doc
 
 Each case runs in a fresh subprocess (so its peak RSS is its own) and its result is
 written atomically to ``--out/<table>/<case>.json``; a re-run skips cases that have a
@@ -15,6 +16,8 @@ result, so an interrupted run resumes. Synthetic cases are ``synthetic:<n>x<d>``
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import platform
@@ -155,7 +158,28 @@ def main():
     parser.add_argument("spec", nargs="?")
     parser.add_argument("--cases", nargs="+")
     parser.add_argument("--out", type=Path, default=Path("results/bench"))
+    parser.add_argument("--write", type=Path, help="with report: rewrite the tables of this "
+                        "Markdown file between <!-- generated:begin --> and <!-- generated:end -->")
     args = parser.parse_args()
+    if args.write is not None:
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            tables(args)
+        write_generated(args.write, buffer.getvalue())
+        print(buffer.getvalue())
+        return
+    tables(args)
+
+
+def write_generated(path: Path, tables_text: str) -> None:
+    begin, end = "<!-- generated:begin -->", "<!-- generated:end -->"
+    text = path.read_text() if path.exists() else f"{begin}\n{end}\n"
+    head, _, rest = text.partition(begin)
+    _, _, tail = rest.partition(end)
+    path.write_text(f"{head}{begin}\n{tables_text}\n{end}{tail}")
+
+
+def tables(args):
     if args.what == "_child":
         print(json.dumps(child(json.loads(args.spec))))
         return
