@@ -105,6 +105,8 @@ def collect(results: list, rho: int = 20) -> dict:
     rows: dict = defaultdict(dict)
     grid: dict = defaultdict(list)
     for r in results:
+        if dataset_of(r) == "synthetic":
+            continue  # one result per seed: reported by synthetic_table instead
         label = row_label(r)
         if label.endswith("(grid)"):
             grid[(label, dataset_of(r))].append(r)
@@ -158,7 +160,8 @@ def write_csv(path: Path, results: list) -> None:
 def synthetic_table(results: list) -> str:
     per: dict = defaultdict(lambda: defaultdict(list))
     for r in results:
-        if dataset_of(r) != "synthetic" or not r.get("causal_recovery"):
+        if (dataset_of(r) != "synthetic" or not r.get("causal_recovery")
+                or r["job"]["method"] == "all_features"):  # its "ranking" is column order
             continue
         for rho, row in r["causal_recovery"].items():
             per[row_label(r)][int(rho)].append(row)

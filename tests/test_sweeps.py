@@ -86,15 +86,23 @@ def test_protocol_and_recovery(blobs):
 
 def test_report_from_a_store(tmp_path):
     store = tmp_path / "store"
-    run = cli("-m", "method=all_features,causefs", "schedule=full,ablation_II", *SMALL,
-              "evaluation.rhos=[20]", "store.enabled=true", f"store.dir={store}",
-              f"hydra.sweep.dir={tmp_path / 's'}")
-    out, err = run.communicate(timeout=600)
-    assert run.returncode == 0, err
+    common = ["evaluation.rhos=[20]", "evaluation.n_runs=2", "max_iter=2", "verbose=false",
+              "store.enabled=true", f"store.dir={store}"]
+    labelled = cli("-m", "method=all_features,causefs", "schedule=full,ablation_II",
+                   "dataset=digits", *common, f"hydra.sweep.dir={tmp_path / 'd'}")
+    out, err = labelled.communicate(timeout=600)
+    assert labelled.returncode == 0, err
     assert len(list(store.glob("*.json"))) == 3  # all_features does not depend on schedule
+    synthetic = cli("-m", "method=all_features,laplacian_score,causefs", *SMALL, *common,
+                    f"hydra.sweep.dir={tmp_path / 's'}")
+    out, err = synthetic.communicate(timeout=600)
+    assert synthetic.returncode == 0, err
     text = report(store, tmp_path / "report", rho=20, with_figures=True)
-    assert "| CAUSE-FS |" in text and "| CAUSE-FS-II |" in text and "| AllFea |" in text
-    assert "**" in text and "paper: CAUSE-FS" in text
-    assert "Causal features recovered" in text
+    tables, _, causal = text.partition("Causal features recovered")
+    assert "| CAUSE-FS |" in tables and "| CAUSE-FS-II |" in tables and "| AllFea |" in tables
+    assert "**" in tables and "paper: CAUSE-FS" in tables
+    assert "synthetic" not in tables  # one result per seed: the causal table reports it
+    assert "| LapScore |" in causal and "| CAUSE-FS |" in causal
+    assert "| AllFea |" not in causal  # column order is no ranking
     assert (tmp_path / "report" / "tables.csv").read_text().count("\n") >= 3
     assert (tmp_path / "report" / "figures" / "acc_vs_features.png").exists()
