@@ -49,6 +49,7 @@ def regenerate(store: Path, out: Path) -> None:
     text = RESULTS.read_text() if RESULTS.exists() else f"{BEGIN}\n{END}\n"
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(f"{head}{BEGIN}\n{tables}\n{END}{tail}")
     print(f"updated {RESULTS} (figures in {out / 'figures'})")
 
