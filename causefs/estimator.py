@@ -132,7 +132,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
     balance_form : {"auto", "products", "gram"}, default="auto"
         How the mu problem holds the balance Hessian H: ``products`` only multiplies by
         it (matrix-free, memory linear in n); ``gram`` forms it once per confounder set as
-        a dense (n, n) array; ``auto`` forms it when that costs less than 50 products and
+        a dense (n, n) array; ``auto`` forms it when that costs less than 10 products and
         takes at most 1 GiB (n <= 11,585), else uses products.
     memory_limit : "auto", int, str or None, default="auto"
         Budget for the estimated peak memory of the fit (:mod:`causefs.memory`):

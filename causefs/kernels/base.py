@@ -57,9 +57,11 @@ class GramBalance(BalanceOperator):
 
 #: ``balance_form`` values: matrix-free products, the dense Gram, or the cheaper of the two
 BALANCE_FORMS = ("auto", "products", "gram")
-#: ``auto`` forms the Gram when that costs less than this many products: a mu solve takes
-#: 150 to 650 products (measured with gradient_projection_cg), so this is conservative
-GRAM_BREAK_EVEN_PRODUCTS = 50
+#: ``auto`` forms the Gram when that costs less than this many products. The Gram is
+#: rebuilt whenever the confounder sets change (every iteration), and a warm-started mu
+#: solve needs few products: on JAFFE a Gram costing 42 products gave no net gain (fit
+#: 11.6 s against 11.5 s with products, one thread), so only a clearly cheaper Gram counts
+GRAM_BREAK_EVEN_PRODUCTS = 10
 #: ... and when the (n, n) Gram takes at most this many bytes
 GRAM_MAX_BYTES = 1 << 30
 
@@ -74,7 +76,8 @@ def with_balance_form(operator: BalanceOperator, form: str, n: int) -> BalanceOp
 
     Both forms give the same ``H``; the Gram trades n^2 memory for products that cost n^2
     instead of the kernel's own (for the linear kernel 4 n |V| |T|: at COIL20's size the
-    Gram is built in the time of about 3 products and then each product is ~1000x cheaper).
+    Gram costs about 340 products once the confounder sets are pruned, so products win;
+    with every pair a confounder it costs under one product).
     """
     if form not in BALANCE_FORMS:
         raise ValueError(f"unknown balance_form {form!r}; allowed: {', '.join(BALANCE_FORMS)}")
