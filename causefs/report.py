@@ -215,7 +215,8 @@ def figures(results: list, rows: dict, out: Path, data_home=None) -> list:
         plt.close(fig)
         written.append(path)
 
-    curves = [r for r in results if r.get("objective_history") and row_label(r) == "CAUSE-FS"]
+    curves = [r for r in results if r.get("objective_history") and row_label(r) == "CAUSE-FS"
+              and dataset_of(r) != "synthetic"]  # one curve per benchmark, not per seed
     if curves:
         fig, ax = plt.subplots(figsize=(5, 3.5))
         for r in curves:
