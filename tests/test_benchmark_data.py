@@ -1,0 +1,40 @@
+"""On the paper's benchmark files (slow: select with ``-m slow``).
+
+Every schedule, kernel and QP backend runs on the real datasets, and the fast path gives
+the dense paper-literal reference's objective and features.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from causefs import CauseFS
+from causefs.datasets import load_dataset
+from causefs.plugins import available
+
+pytestmark = pytest.mark.slow
+
+COMBINATIONS = list(itertools.product(["jaffe", "umist", "coil20"], available("schedule"),
+                                      available("kernel"), available("qp")))
+
+
+@pytest.mark.parametrize("dataset, schedule, kernel, qp", COMBINATIONS)
+def test_every_combination_runs_on_the_benchmarks(data_dir, dataset, schedule, kernel, qp):
+    data = load_dataset(dataset, data_home_path=data_dir)
+    est = CauseFS(n_clusters=int(np.unique(data.y).size), n_features_to_select=20,
+                  schedule=schedule, kernel=kernel, qp=qp, max_iter=2, random_state=0)
+    est.fit(data.X)
+    assert np.all(np.isfinite(est.scores_)) and est.support_.sum() == 20
+    assert np.all(np.isfinite(est.objective_history_)) and est.n_iter_ == 2
+
+
+def test_fast_path_matches_the_dense_reference(data_dir):
+    data = load_dataset("jaffe", data_home_path=data_dir)
+    common = dict(n_clusters=10, n_features_to_select=20, max_iter=10, random_state=0)
+    fast = CauseFS(**common).fit(data.X)
+    reference = CauseFS(**common, qp="cvxpy", neighbor_algorithm="all",
+                        memory_limit=None).fit(data.X)
+    final = reference.objective_history_[-1]
+    assert abs(fast.objective_history_[-1] - final) <= 1e-4 * abs(final)
+    assert np.count_nonzero(fast.support_ & reference.support_) >= 19
