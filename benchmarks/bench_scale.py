@@ -10,7 +10,8 @@ Each case runs in a fresh subprocess (so its peak RSS is its own) and its result
 written atomically to ``--out/<table>/<case>.json``; a re-run skips cases that have a
 result, so an interrupted run resumes. Synthetic cases are ``synthetic:<n>x<d>``
 (:func:`causefs.datasets.make_causal`, 10 clusters). All fits: default settings,
-``max_iter=30``, ``n_features_to_select=20``, ``random_state=0``.
+``max_iter=30`` (``--max-iter`` for cases too slow for 30; the label then says so),
+``n_features_to_select=20``, ``random_state=0``.
 """
 
 from __future__ import annotations
@@ -123,7 +124,8 @@ def table_blocks(results):
     for r in results:
         per = [f"{r['block_seconds'].get(b, 0.0) / max(r['n_iter'], 1):.3f}" for b in names]
         outside = r["fit_seconds"] - sum(r["block_seconds"].values())
-        print(f"| {r['case']} | {r['n']} | {r['d']} | {r['fit_seconds']:.1f} | "
+        case = r["case"] + ("" if r["label"] == "fast" else f" ({r['n_iter']} iterations)")
+        print(f"| {case} | {r['n']} | {r['d']} | {r['fit_seconds']:.1f} | "
               f"{r['init_seconds']:.1f} | {r['seconds_per_iteration']:.2f} | "
               + " | ".join(per) + f" | {outside / max(r['n_iter'], 1):.3f} | "
               f"{gib(r['peak_rss'])} | {gib(r['peak_rss'] - r['baseline_rss'])} | "
@@ -170,6 +172,7 @@ def main():
     parser.add_argument("spec", nargs="?")
     parser.add_argument("--cases", nargs="+")
     parser.add_argument("--out", type=Path, default=Path("results/bench"))
+    parser.add_argument("--max-iter", type=int, default=30, help="loop iterations (blocks)")
     parser.add_argument("--write", type=Path, help="with report: rewrite the tables of this "
                         "Markdown file between <!-- generated:begin --> and <!-- generated:end -->")
     args = parser.parse_args()
@@ -200,7 +203,9 @@ def tables(args):
     if args.what in ("blocks", "report"):
         cases = args.cases or BLOCK_CASES
         if args.what == "blocks":
-            results = [run_case(out, "blocks", {"case": c, "label": "fast"}) for c in cases]
+            label = "fast" if args.max_iter == 30 else f"fast_{args.max_iter}it"
+            results = [run_case(out, "blocks", {"case": c, "label": label,
+                                                "max_iter": args.max_iter}) for c in cases]
         else:
             results = [json.loads(p.read_text()) for p in sorted((out / "blocks").glob("*.json"))]
         print("\n## (a) time per block and peak memory\n")
