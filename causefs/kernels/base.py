@@ -84,9 +84,10 @@ def with_balance_form(operator: BalanceOperator, form: str, n: int) -> BalanceOp
     if form == "products" or isinstance(operator, GramBalance):
         return operator
     if form == "auto":
+        if not gram_fits(n):
+            return operator
         product, gram = operator.product_flops(), operator.gram_flops()
-        if (product is None or gram is None or not gram_fits(n)
-                or gram >= GRAM_BREAK_EVEN_PRODUCTS * product):
+        if product is None or gram is None or gram >= GRAM_BREAK_EVEN_PRODUCTS * product:
             return operator
     return GramBalance(np.asarray(operator.dense(), dtype=float))
 

@@ -43,29 +43,28 @@ class LinearBalance(BalanceOperator):
             return np.zeros(self.n)
         return np.einsum("ij,ij->i", (self._X**2) @ self._weights, self._A**2)
 
-    def _dense_plan(self):
-        """Pairs to add one by one, with their sign, and whether to start from all pairs.
+    def _plan(self) -> tuple[bool, int]:
+        """Whether ``dense`` starts from all pairs, and the width of the products it makes.
 
         H = sum over pairs (f, r) in K of u u', u = x_f * a_r. With many pairs it is
         cheaper to start from all pairs, (X_V X_V') o (A_T A_T'), and subtract the rest.
+        Counted, not listed: the auto balance form asks for every new confounder set.
         """
-        inside = np.argwhere(self._mask)
-        outside = np.argwhere(~self._mask)
-        if outside.shape[0] + sum(self._mask.shape) < inside.shape[0]:
-            return outside, -1.0, True
-        return inside, 1.0, False
+        inside = int(np.count_nonzero(self._mask))
+        from_all = self._mask.size - inside + sum(self._mask.shape)
+        return (True, from_all) if from_all < inside else (False, inside)
 
     def product_flops(self):
         return 4.0 * self.n * self._mask.size
 
     def gram_flops(self):
-        pairs, _, from_all = self._dense_plan()
-        width = pairs.shape[0] + (sum(self._mask.shape) if from_all else 0)
-        return 2.0 * self.n * self.n * width
+        return 2.0 * self.n * self.n * self._plan()[1]
 
     def dense(self):
         H = np.zeros((self.n, self.n))
-        pairs, sign, from_all = self._dense_plan()
+        from_all, _ = self._plan()
+        pairs = np.argwhere(~self._mask if from_all else self._mask)
+        sign = -1.0 if from_all else 1.0
         for lo in range(0, self.n, _ROW_CHUNK):
             rows = slice(lo, lo + _ROW_CHUNK)
             if from_all:
