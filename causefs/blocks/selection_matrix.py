@@ -41,6 +41,13 @@ def selection_system(state: State, D: np.ndarray):
 SYSTEMS = ("auto", "primal", "dual")
 
 
+def check_system(system: str) -> str:
+    """``system`` if it names a form of the W system, else a ValueError naming the allowed."""
+    if system not in SYSTEMS:
+        raise ValueError(f"unknown system {system!r}; allowed: {', '.join(SYSTEMS)}")
+    return system
+
+
 def _solve(A, B):
     try:
         return np.linalg.solve(A, B)
@@ -107,9 +114,7 @@ def solve_selection_matrix(state: State, D: np.ndarray, system: str = "auto") ->
     the two wheels bundle separate OpenBLAS thread pools, and alternating between them
     was measured 4x slower per solve (JAFFE, 2 cores).
     """
-    if system not in SYSTEMS:
-        raise ValueError(f"unknown system {system!r}; allowed: {', '.join(SYSTEMS)}")
-    if system == "auto":
+    if check_system(system) == "auto":
         n, d = state.problem.X.shape
         sizes = ([int((state.groups == m).sum()) for m in range(state.n_granularities)]
                  if state.n_granularities else [d])
@@ -138,9 +143,7 @@ class SelectionMatrixBlock(Block):
     writes = ("W", "D")
 
     def __init__(self, system: str = "auto"):
-        if system not in SYSTEMS:
-            raise ValueError(f"unknown system {system!r}; allowed: {', '.join(SYSTEMS)}")
-        self.system = system
+        self.system = check_system(system)
 
     def step(self, state: State) -> State:
         eps = state.problem.eps
