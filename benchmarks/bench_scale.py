@@ -52,6 +52,7 @@ def load_case(name: str):
 def child(spec: dict) -> dict:
     """Run one fit in this process and report what it cost."""
     from causefs import CauseFS
+    from causefs.scheduler import seconds_by
 
     X, y = load_case(spec["case"])
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -61,19 +62,13 @@ def child(spec: dict) -> dict:
     start = time.perf_counter()
     est = CauseFS(**params).fit(X)
     seconds = time.perf_counter() - start
-    blocks: dict = {}
-    per_iteration: dict = {}
-    for record in est.trace_:
-        blocks[record["block"]] = blocks.get(record["block"], 0.0) + record["seconds"]
-        if record["iteration"] > 0:
-            per_iteration[record["iteration"]] = (per_iteration.get(record["iteration"], 0.0)
-                                                  + record["seconds"])
-    init = sum(r["seconds"] for r in est.trace_ if r["iteration"] == 0)
+    per_iteration = seconds_by(est.trace_, "iteration")
+    init = per_iteration.pop(0, 0.0)
     return {
         "case": spec["case"], "label": spec["label"], "n": X.shape[0], "d": X.shape[1],
         "fit_seconds": seconds, "init_seconds": init, "n_iter": est.n_iter_,
         "seconds_per_iteration": (seconds - init) / max(est.n_iter_, 1),
-        "block_seconds": blocks, "iteration_seconds": list(per_iteration.values()),
+        "block_seconds": seconds_by(est.trace_), "iteration_seconds": list(per_iteration.values()),
         "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "baseline_rss": baseline, "memory_estimate": est.memory_estimate_,
         "objective": float(est.objective_history_[-1]),

@@ -27,6 +27,7 @@ from .estimator import CauseFS
 from .evaluation import causal_recovery, evaluate_ranking
 from .plugins.registry import make_selector
 from .preprocessing import scale_features
+from .scheduler import seconds_by
 from .selectors import ranking_from_scores
 from .store import ResultStore, job_key, write_json_atomic
 
@@ -114,14 +115,10 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict:
         params["n_features_to_select"] = min(int(cfg.n_features_to_select), X.shape[1])
         estimator = CauseFS(n_clusters=n_clusters, **params).fit(X)
         scores = estimator.scores_
-        block_seconds: dict = {}
-        for record in estimator.trace_:
-            block_seconds[record["block"]] = (block_seconds.get(record["block"], 0.0)
-                                              + record["seconds"])
         result.update(
             objective_history=estimator.objective_history_.tolist(),
             final_terms=estimator.trace_[-1]["terms"] if estimator.trace_ else None,
-            n_iter=estimator.n_iter_, block_seconds=block_seconds,
+            n_iter=estimator.n_iter_, block_seconds=seconds_by(estimator.trace_),
             n_granularities=int(estimator.groups_.max()) + 1,
             sample_weight=estimator.sample_weight_.tolist())
     else:

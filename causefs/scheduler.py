@@ -108,6 +108,14 @@ class FitResult:
     converged: bool
 
 
+def seconds_by(trace: list, field: str = "block") -> dict:
+    """Total block time of a trace grouped by a record field (``block`` or ``iteration``)."""
+    totals: dict = {}
+    for record in trace:
+        totals[record[field]] = totals.get(record[field], 0.0) + record["seconds"]
+    return totals
+
+
 def run_schedule(state: State, init: Sequence, loop: Sequence, *, max_iter: int = 30,
                  tol: float = 1e-5, callback: Callable | None = None) -> FitResult:
     """Run the init blocks once, then the loop until convergence or ``max_iter``.
