@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 from scipy.cluster.hierarchy import fcluster
-from sklearn.metrics import calinski_harabasz_score
+
+from .threads import threads_for
 
 
 def relabel_by_first_occurrence(labels: np.ndarray) -> np.ndarray:
@@ -13,6 +16,75 @@ def relabel_by_first_occurrence(labels: np.ndarray) -> np.ndarray:
     rank = np.empty_like(first)
     rank[np.argsort(first)] = np.arange(first.size)
     return rank[inverse]
+
+
+def calinski_harabasz(points: np.ndarray, labels: np.ndarray) -> float:
+    """Calinski-Harabasz score ``[B / (M - 1)] / [W / (d - M)]`` of a partition.
+
+    The same score as :func:`sklearn.metrics.calinski_harabasz_score`, from the cluster
+    sums in one (M, d) x (d, p) product instead of a pass per cluster: choosing the
+    groups of d = 10,000 features scores 9 partitions of a 10,000 x 10,000 array.
+    ``W = 0`` (every cluster a point) gives 1.0, as scikit-learn does.
+    """
+    d = points.shape[0]
+    _, labels, counts = np.unique(labels, return_inverse=True, return_counts=True)
+    n_groups = counts.size
+    indicator = np.zeros((n_groups, d))
+    indicator[labels, np.arange(d)] = 1.0
+    with threads_for(2.0 * n_groups * points.size):
+        sums = indicator @ points
+    total = points.sum(axis=0)
+    squares = float(np.einsum("ij,ij->", points, points))
+    between_means = float((np.einsum("ij,ij->i", sums, sums) / counts).sum())
+    within = squares - between_means
+    between = between_means - float(total @ total) / d
+    if within <= 1e-12 * max(squares, 1e-300):
+        return 1.0
+    return between * (d - n_groups) / (within * (n_groups - 1))
+
+
+def ward_tree_1d(values: np.ndarray) -> np.ndarray:
+    """Ward linkage of scalars in SciPy's format, O(d log d) instead of O(d^2).
+
+    On a line, Ward's merges join neighbouring clusters (tested against
+    :func:`scipy.cluster.hierarchy.linkage`): a heap of the adjacent pairs' merge costs
+    ``sqrt(2 n_a n_b / (n_a + n_b)) |mean_a - mean_b|`` (SciPy's Ward distance) replaces
+    the d x d distance matrix. Ties go to the leftmost pair.
+    """
+    d = values.size
+    order = np.argsort(values, kind="stable")
+    ident = [int(i) for i in order]  # linkage id of each run, left to right
+    count = [1] * d
+    total = [float(values[i]) for i in order]
+    left = list(range(-1, d - 1))
+    right = list(range(1, d + 1))
+    alive = [True] * d
+
+    def cost(a, b):
+        na, nb = count[a], count[b]
+        return np.sqrt(2.0 * na * nb / (na + nb)) * abs(total[a] / na - total[b] / nb)
+
+    heap = [(cost(a, a + 1), a, a + 1) for a in range(d - 1)]
+    heapq.heapify(heap)
+    tree = np.empty((d - 1, 4))
+    for step in range(d - 1):
+        while True:
+            height, a, b = heapq.heappop(heap)
+            if alive[a] and alive[b] and right[a] == b and height == cost(a, b):
+                break
+        tree[step] = (min(ident[a], ident[b]), max(ident[a], ident[b]), height,
+                      count[a] + count[b])
+        count[a] += count[b]
+        total[a] += total[b]
+        ident[a] = d + step
+        alive[b] = False
+        right[a] = right[b]
+        if right[b] < d:
+            left[right[b]] = a
+            heapq.heappush(heap, (cost(a, right[a]), a, right[a]))
+        if left[a] >= 0:
+            heapq.heappush(heap, (cost(left[a], a), left[a], a))
+    return tree
 
 
 def choose_groups(build_tree, points: np.ndarray, max_groups: int):
@@ -48,7 +120,7 @@ def choose_groups(build_tree, points: np.ndarray, max_groups: int):
         labels = fcluster(tree, m, criterion="maxclust")
         if np.unique(labels).size != m:
             continue
-        score = calinski_harabasz_score(points, labels)
+        score = calinski_harabasz(points, labels)
         scores[m] = float(score)
         if np.isfinite(score) and (best is None or score > best[0]):
             best = (score, labels)

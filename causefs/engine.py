@@ -89,7 +89,7 @@ def run_cause_fs(X: np.ndarray, *, n_clusters: int, alpha: float, beta: float, l
                  mmd_normalization: str = "group", neighbor_algorithm: str = "auto",
                  balance_form: str = "auto",
                  max_iter: int = 30, tol: float = 1e-5, seed: int = 0,
-                 callback: Callable | None = None) -> FitResult:
+                 callback: Callable | None = None, trace: bool = False) -> FitResult:
     """Run CAUSE-FS on preprocessed data ``X`` (n, d) without constant features.
 
     The schedule's ``params`` override the hyperparameters of the same name.
@@ -118,4 +118,4 @@ def run_cause_fs(X: np.ndarray, *, n_clusters: int, alpha: float, beta: float, l
     init = build_blocks(schedule.init, settings, resources)
     loop = build_blocks(schedule.loop, settings, resources)
     return run_schedule(State(problem), init, loop, max_iter=max_iter, tol=tol,
-                        callback=callback)
+                        callback=callback, trace=trace)

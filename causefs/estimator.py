@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import numbers
 import warnings
 
@@ -22,13 +23,23 @@ from .preprocessing import (
 )
 from .graphs import NEIGHBOR_ALGORITHMS
 from .kernels import BALANCE_FORMS
+from . import cost
+from .cost import estimate_fit_seconds
 from .memory import check_memory, estimate_fit_memory
+from .threads import fit_threads
+from .treatments import check_max_treatments
 
 SAMPLE_WEIGHTS = ("simplex", "mean_one")
+
+logger = logging.getLogger("causefs")
 
 
 class CollapseWarning(UserWarning):
     """W shrank to the eps floor: the ranking then depends on eps alone."""
+
+
+class LongFitWarning(UserWarning):
+    """The fit is estimated to take long (:func:`causefs.cost.estimate_fit_seconds`)."""
 
 
 def _progress(max_iter: int):
@@ -101,6 +112,11 @@ class CauseFS(SelectorMixin, BaseEstimator):
     sigma : float, default=0.2
         Threshold on normalized correlation below which a feature is an adjustment
         variable, not a confounder.
+    max_treatments : "auto", int or None, default="auto"
+        Bound on the treatments of the balance term, the top features by ``||W_f||``
+        (:mod:`causefs.treatments`): ``"auto"`` keeps all of them while
+        ``n * d * d <= 1e8`` (JAFFE, UMIST) and otherwise as many as that budget allows
+        (at least 32); None keeps all (the paper, O(n d^2) per balance product).
     sample_weights : {"mean_one", "simplex"}, default="mean_one"
         ``simplex``: ``sum(mu) = 1`` as in the paper; ``mean_one``: ``sum(mu) = n``, the
         same model with lambda and beta rescaled so one setting works across n.
@@ -139,6 +155,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
         ``"auto"`` is 80% of the memory available when ``fit`` starts, an int is bytes,
         a string like ``"8GB"``; None disables the check. A fit over budget raises
         :class:`~causefs.memory.MemoryLimitError` naming a setting that would fit.
+    trace : bool, default=False
+        Evaluate the objective after every block (``trace_`` then has it per block);
+        otherwise once per iteration, which is all convergence needs.
     random_state : int, RandomState or None, default=None
         Seeds every random choice (eigensolver start, random features); the same seed
         gives the same selection.
@@ -167,22 +186,29 @@ class CauseFS(SelectorMixin, BaseEstimator):
     objective_history_ : ndarray
         Objective after the initialization and after every iteration.
     trace_ : list of dict
-        Per block: iteration, block, kind, seconds, objective and its terms.
+        Per block: iteration, block, kind, seconds, and the objective and its terms
+        (after every block with ``trace=True``, else after the last block of each
+        iteration; None elsewhere).
     n_iter_ : int
         Loop iterations run.
     memory_estimate_ : int
         Estimated peak bytes of the fit (checked against ``memory_limit``).
+    time_estimate_ : float
+        Estimated seconds of the fit, an upper bound within a small factor
+        (:func:`causefs.cost.estimate_fit_seconds`); above 10 minutes the fit says so
+        before it starts (a :class:`LongFitWarning` and a log message).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Present when ``X`` has string feature names.
     """
 
     def __init__(self, n_clusters=8, n_features_to_select=None, *, alpha=1.0, beta=1e-4,
-                 lam=1.0, n_neighbors=5, eps=1e-8, sigma=0.2, sample_weights="mean_one",
+                 lam=1.0, n_neighbors=5, eps=1e-8, sigma=0.2, max_treatments="auto",
+                 sample_weights="mean_one",
                  schedule="full", kernel="linear", qp="gradient_projection_cg", max_iter=30,
                  tol=1e-5, preprocessing="minmax", max_granularity=10, treatment="median",
                  mmd_normalization="group", neighbor_algorithm="auto", balance_form="auto",
-                 memory_limit="auto",
+                 memory_limit="auto", trace=False,
                  random_state=None, verbose=False):
         self.n_clusters = n_clusters
         self.n_features_to_select = n_features_to_select
@@ -192,6 +218,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.n_neighbors = n_neighbors
         self.eps = eps
         self.sigma = sigma
+        self.max_treatments = max_treatments
         self.sample_weights = sample_weights
         self.schedule = schedule
         self.kernel = kernel
@@ -205,6 +232,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.neighbor_algorithm = neighbor_algorithm
         self.balance_form = balance_form
         self.memory_limit = memory_limit
+        self.trace = trace
         self.random_state = random_state
         self.verbose = verbose
 
@@ -224,6 +252,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         _check_number("lam", self.lam, low=0, low_open=True)
         _check_number("eps", self.eps, low=0, low_open=True)
         _check_number("sigma", self.sigma, low=0, high=1)
+        check_max_treatments(self.max_treatments)
         _check_number("max_iter", self.max_iter, low=0, integer=True)
         _check_number("tol", self.tol, low=0)
         _check_number("max_granularity", self.max_granularity, low=1, integer=True)
@@ -272,21 +301,35 @@ class CauseFS(SelectorMixin, BaseEstimator):
         if not active.size:
             raise ValueError("all features of X are constant: there is nothing to select")
         self.memory_estimate_ = self._check_memory(n, active.size)
+        self.time_estimate_ = estimate_fit_seconds(
+            n, active.size, n_clusters=self.n_clusters, n_neighbors=self.n_neighbors,
+            max_granularity=self.max_granularity, max_iter=self.max_iter,
+            neighbor_algorithm=self.neighbor_algorithm, max_treatments=self.max_treatments,
+            beta=self.beta)
+        if self.time_estimate_ > cost.LONG_FIT_SECONDS:
+            message = (f"this fit (n={n}, d={active.size}) is estimated to take about "
+                       f"{self.time_estimate_ / 60:.0f} min; progress is logged at INFO "
+                       "by the 'causefs' logger")
+            logger.warning(message)
+            warnings.warn(message, LongFitWarning, stacklevel=2)
         X_active = scale_features(X, self.preprocessing)[:, active]
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         bar, callback = _progress(self.max_iter) if self.verbose else (None, None)
         try:
-            result = run_cause_fs(
-                X_active,
-                n_clusters=self.n_clusters, alpha=self.alpha, beta=self.beta, lam=self.lam,
-                eps=self.eps, n_neighbors=self.n_neighbors,
-                mu_total=1.0 if self.sample_weights == "simplex" else float(n),
-                schedule=self.schedule, kernel=self.kernel, qp=self.qp,
-                settings={"sigma": self.sigma, "max_granularity": self.max_granularity},
-                treatment=self.treatment, mmd_normalization=self.mmd_normalization,
-                neighbor_algorithm=self.neighbor_algorithm, balance_form=self.balance_form,
-                max_iter=self.max_iter, tol=self.tol, seed=seed, callback=callback,
-            )
+            with fit_threads():
+                result = run_cause_fs(
+                    X_active,
+                    n_clusters=self.n_clusters, alpha=self.alpha, beta=self.beta, lam=self.lam,
+                    eps=self.eps, n_neighbors=self.n_neighbors,
+                    mu_total=1.0 if self.sample_weights == "simplex" else float(n),
+                    schedule=self.schedule, kernel=self.kernel, qp=self.qp,
+                    settings={"sigma": self.sigma, "max_granularity": self.max_granularity,
+                              "max_treatments": self.max_treatments},
+                    treatment=self.treatment, mmd_normalization=self.mmd_normalization,
+                    neighbor_algorithm=self.neighbor_algorithm, balance_form=self.balance_form,
+                    max_iter=self.max_iter, tol=self.tol, seed=seed, callback=callback,
+                    trace=bool(self.trace),
+                )
         finally:
             if bar is not None:
                 bar.close()
@@ -327,7 +370,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
             n, d, n_clusters=self.n_clusters, n_neighbors=self.n_neighbors,
             max_granularity=self.max_granularity, qp=qp.name, kernel=kernel.name,
             kernel_components=getattr(kernel, "n_components", 0), kernel_exact=exact,
-            neighbor_algorithm=self.neighbor_algorithm, balance_form=self.balance_form)
+            neighbor_algorithm=self.neighbor_algorithm, balance_form=self.balance_form,
+            max_treatments=self.max_treatments)
         check_memory(estimate, self.memory_limit, qp=qp.name, kernel=kernel.name,
                      neighbor_algorithm=self.neighbor_algorithm, balance_form=self.balance_form)
         return estimate.peak

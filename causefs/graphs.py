@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 
 from .simplex import project_simplex
+from .threads import threads_for
 
 #: how the adaptive parameter of a column is set at each update
 ADAPTIVE_UPDATES = {
@@ -31,15 +32,20 @@ ADAPTIVE_UPDATES = {
     "block then never raises J as it stands",
 }
 
-#: candidate searches: "auto" (NumPy brute force up to SMALL_N points, scikit-learn's
-#: brute force above), scikit-learn's NearestNeighbors algorithms, and "all" (every
-#: i != j: the paper-literal dense reference, O(n^2) memory)
-NEIGHBOR_ALGORITHMS = ("auto", "brute", "kd_tree", "ball_tree", "all")
+#: candidate searches: "auto" (exact NumPy brute force up to EXACT_N points, "approximate"
+#: above), "approximate" (a warm-started local search where the caller has a previous
+#: graph, else HNSW), "exact" (NumPy brute force), scikit-learn's NearestNeighbors
+#: algorithms, and "all" (every i != j: the paper-literal dense reference, O(n^2) memory)
+NEIGHBOR_ALGORITHMS = ("auto", "approximate", "exact", "brute", "kd_tree", "ball_tree", "all")
 
-#: below this many points a plain NumPy search beats scikit-learn's fixed overhead
-SMALL_N = 1000
+#: "auto" searches exactly up to this many points. An exact search costs O(n^2 p) and a
+#: fit makes 21 per iteration (M = 10 granular graphs, their rebuild for new groups, the
+#: fused graph): at n = 9298 they were 75% of a USPS fit
+EXACT_N = 3000
+#: rounds of the local search (neighbours of neighbours) after the warm start
+REFINE_ROUNDS = 2
 
-_CHUNK_ELEMENTS = 2**22  # bound on the temporary (rows x candidates x dims) arrays
+_CHUNK_ELEMENTS = 2**21  # bound on the temporary (rows x candidates x dims) arrays
 
 
 def adaptive_neighbors(cand_idx: np.ndarray, cand_tau: np.ndarray, k: int,
@@ -130,26 +136,144 @@ def _fixed_gamma_weights(tau: np.ndarray, gamma: np.ndarray) -> np.ndarray:
 
 
 def _numpy_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
-    """Exact kNN by chunked squared distances (for small n), excluding each point itself."""
+    """Exact kNN by chunked squared distances, excluding each point itself."""
     n = Y.shape[0]
     squared = np.einsum("ij,ij->i", Y, Y)
     out = np.empty((n, n_candidates), dtype=np.int64)
     step = max(1, _CHUNK_ELEMENTS // max(1, n))
     for start in range(0, n, step):
         rows = np.arange(start, min(n, start + step))
-        D = squared[rows, None] + squared[None, :] - 2.0 * (Y[rows] @ Y.T)
+        with threads_for(2.0 * rows.size * n * Y.shape[1]):
+            D = squared[rows, None] + squared[None, :] - 2.0 * (Y[rows] @ Y.T)
         D[np.arange(rows.size), rows] = np.inf
         out[rows] = np.argpartition(D, n_candidates - 1, axis=1)[:, :n_candidates]
     return out
 
 
-def _nearest_candidates(Y: np.ndarray, n_candidates: int, algorithm: str) -> np.ndarray:
-    """Indices (n, n_candidates) of each row's nearest other rows."""
+def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
+    """Approximate kNN by an HNSW index (faiss), built and searched on one thread.
+
+    One thread keeps the index, and so the graph, reproducible: faiss inserts points in
+    parallel otherwise. Used for fresh searches at large n (no previous graph to start
+    from); recall is measured in ``benchmarks/bench_speed.py``.
+    """
+    import faiss  # imported here: only large fits without a warm start need it
+
+    n, dim = Y.shape
+    data = np.ascontiguousarray(Y, dtype=np.float32)
+    outer = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        index = faiss.IndexHNSWFlat(dim, 32)
+        index.hnsw.efConstruction = 64
+        index.add(data)
+        index.hnsw.efSearch = max(64, 4 * n_candidates)
+        _, found = index.search(data, n_candidates + 1)
+    finally:
+        faiss.omp_set_num_threads(outer)
+    # drop each point itself (or, for duplicates, any one copy), keep n_candidates
+    found = np.where(found == np.arange(n)[:, None], -1, found)
+    order = np.argsort(found < 0, axis=1, kind="stable")
+    found = np.take_along_axis(found, order, axis=1)[:, :n_candidates]
+    missing = found < 0
+    if missing.any():  # HNSW returned too few: pad with the row's own first neighbour
+        found = np.where(missing, found[:, :1], found)
+    return found
+
+
+def refine_neighbors(Y: np.ndarray, seeds: np.ndarray, n_candidates: int,
+                     rounds: int = REFINE_ROUNDS) -> np.ndarray:
+    """Approximate kNN by a local search from seed candidates (NN-descent's local join).
+
+    Keeps each row's ``n_candidates`` nearest seeds, then ``rounds`` times adds the
+    neighbours of those neighbours and keeps the nearest again. O(n c^2 p) per round for
+    ``c = n_candidates``: a graph of the previous iteration is a good start, as the
+    embeddings move little between iterations.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (n, p)
+    seeds : ndarray of int, shape (n, s)
+        Candidate indices per row; -1 pads.
+    n_candidates : int
+
+    Returns
+    -------
+    ndarray of int, shape (n, n_candidates)
+        Each row's nearest found candidates other than itself (-1 where fewer exist).
+    """
+    n = Y.shape[0]
+    best = _nearest_of(Y, seeds, n_candidates, np.arange(n))
+    width = 2 * n_candidates * (2 * n_candidates + 1)
+    step = max(1, _CHUNK_ELEMENTS // (4 * width))  # rows per block: bounded temporaries
+    for _ in range(rounds):
+        # neighbours and reverse neighbours (NN-descent's join): a point whose
+        # neighbourhood moved away is still listed by the points that moved towards it
+        joined = np.hstack([best, _reverse_neighbors(best)])
+        refined = np.empty_like(best)
+        for start in range(0, n, step):
+            rows = np.arange(start, min(n, start + step))
+            near = joined[rows]
+            hops = np.where(near[:, :, None] >= 0, joined[np.maximum(near, 0)], -1)
+            refined[rows] = _nearest_of(Y, np.hstack([near, hops.reshape(rows.size, -1)]),
+                                        n_candidates, rows)
+        best = refined
+    return best
+
+
+def _reverse_neighbors(best: np.ndarray) -> np.ndarray:
+    """For each row, up to ``best.shape[1]`` rows that list it (-1 pads)."""
+    n, c = best.shape
+    rows = np.repeat(np.arange(n), c)
+    targets = best.ravel()
+    found = targets >= 0
+    rows, targets = rows[found], targets[found]
+    order = np.argsort(targets, kind="stable")
+    rows, targets = rows[order], targets[order]
+    starts = np.searchsorted(targets, np.arange(n))
+    position = np.arange(targets.size) - starts[targets]
+    keep = position < c
+    out = np.full((n, c), -1, dtype=np.int64)
+    out[targets[keep], position[keep]] = rows[keep]
+    return out
+
+
+def _nearest_of(Y: np.ndarray, cand: np.ndarray, n_candidates: int,
+                rows: np.ndarray) -> np.ndarray:
+    """The ``n_candidates`` nearest distinct candidates ``cand[i]`` of each point
+    ``rows[i]``, other than itself."""
+    cand = np.sort(cand, axis=1)
+    repeated = np.zeros(cand.shape, dtype=bool)
+    repeated[:, 1:] = cand[:, 1:] == cand[:, :-1]
+    cand = np.where(repeated | (cand == rows[:, None]), -1, cand)
+    distance = _half_squared_distances(Y, cand, rows)
+    if cand.shape[1] > n_candidates:
+        keep = np.argpartition(distance, n_candidates - 1, axis=1)[:, :n_candidates]
+        cand = np.take_along_axis(cand, keep, axis=1)
+        distance = np.take_along_axis(distance, keep, axis=1)
+    return np.where(np.isfinite(distance), cand, -1)
+
+
+def _nearest_candidates(Y: np.ndarray, n_candidates: int, algorithm: str,
+                        warm: list | None = None) -> np.ndarray:
+    """Indices (n, n_candidates) of each row's nearest other rows (-1 may pad).
+
+    ``warm`` lists graphs (sparse, column j = neighbours of j) whose supports seed the
+    approximate search.
+    """
     n = Y.shape[0]
     if algorithm == "auto":
-        if n <= SMALL_N:
+        algorithm = "exact" if n <= EXACT_N else "approximate"
+    if algorithm == "exact":
+        return _numpy_neighbors(Y, n_candidates)
+    if algorithm == "approximate":
+        if warm:
+            seeds, _ = _candidate_table(np.full((n, 1), -1, dtype=np.int64), warm)
+            if seeds.shape[1] >= n_candidates:
+                return refine_neighbors(Y, seeds, n_candidates)
+        if n <= EXACT_N:
             return _numpy_neighbors(Y, n_candidates)
-        algorithm = "brute"
+        return refine_neighbors(Y, _hnsw_neighbors(Y, n_candidates), n_candidates, rounds=1)
     if algorithm == "all":
         idx = np.broadcast_to(np.arange(n - 1), (n, n - 1)).copy()
         idx += idx >= np.arange(n)[:, None]  # skip the diagonal
@@ -170,8 +294,9 @@ def _candidate_table(cand: np.ndarray, graphs: list) -> tuple[np.ndarray, list]:
     values at those candidates (0 where the graph has no entry).
     """
     n, width = cand.shape
-    cols = [np.repeat(np.arange(n), width)]
-    rows = [cand.ravel().astype(np.int64)]
+    found = cand.ravel() >= 0  # -1 pads
+    cols = [np.repeat(np.arange(n), width)[found]]
+    rows = [cand.ravel()[found].astype(np.int64)]
     for graph in graphs:
         graph = sp.csc_array(graph)
         cols.append(np.repeat(np.arange(n), np.diff(graph.indptr)))
@@ -199,22 +324,25 @@ def _candidate_table(cand: np.ndarray, graphs: list) -> tuple[np.ndarray, list]:
     return table, aligned
 
 
-def _half_squared_distances(Y: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """``1/2 ||Y[idx[j, p]] - Y[j]||^2``, +inf where ``idx < 0``; chunked over rows."""
+def _half_squared_distances(Y: np.ndarray, idx: np.ndarray,
+                            rows: np.ndarray | None = None) -> np.ndarray:
+    """``1/2 ||Y[idx[j, p]] - Y[rows[j]]||^2`` (``rows`` defaults to every point in
+    order), +inf where ``idx < 0``; chunked over rows."""
     n, c = idx.shape
     out = np.empty((n, c))
     step = max(1, _CHUNK_ELEMENTS // max(1, c * Y.shape[1]))
     for start in range(0, n, step):
         stop = min(n, start + step)
         block = idx[start:stop]
-        diff = Y[np.maximum(block, 0)] - Y[start:stop, None, :]
+        points = Y[start:stop] if rows is None else Y[rows[start:stop]]
+        diff = Y[np.maximum(block, 0)] - points[:, None, :]
         out[start:stop] = 0.5 * np.einsum("ijk,ijk->ij", diff, diff)
     out[idx < 0] = np.inf
     return out
 
 
 def adaptive_graph(Y: np.ndarray, k: int, prior=None, algorithm: str = "auto",
-                   previous: tuple | None = None):
+                   previous: tuple | None = None, warm: list | None = None):
     """Adaptive-neighbour graph of the rows of ``Y`` with an optional prior (eq. S.5).
 
     Parameters
@@ -230,6 +358,11 @@ def adaptive_graph(Y: np.ndarray, k: int, prior=None, algorithm: str = "auto",
     previous : (graph, gamma), optional
         The graph being replaced and its gamma, for ``adaptive_update="monotone"``
         (see :func:`adaptive_neighbors`); its support joins the candidates.
+    warm : list of sparse (n, n), optional
+        Graphs whose supports seed an approximate search and join the candidates. The
+        graph being replaced belongs here: with its support among the candidates, the
+        closed form over the candidates never does worse than it (the block descends
+        whatever the search found).
 
     Returns
     -------
@@ -243,12 +376,14 @@ def adaptive_graph(Y: np.ndarray, k: int, prior=None, algorithm: str = "auto",
             f"n_neighbors={k} needs 1 <= n_neighbors <= n_samples - 2 = {n - 2} "
             "(the closed form uses the (k+1)-th neighbour of every sample)"
         )
-    cand = _nearest_candidates(Y, k + 1, algorithm)
+    warm = [g for g in (warm or ()) if g is not None]
+    cand = _nearest_candidates(Y, k + 1, algorithm, warm + ([prior] if prior is not None else []))
     graphs = [g for g in (prior, None if previous is None else previous[0]) if g is not None]
     if algorithm == "all":  # dense reference: look every pair up
         aligned = [sp.csc_array(g).toarray()[cand, np.arange(n)[:, None]] for g in graphs]
     else:
-        cand, aligned = _candidate_table(cand, graphs)
+        cand, aligned = _candidate_table(cand, graphs + warm)
+        aligned = aligned[:len(graphs)]
     tau = _half_squared_distances(Y, cand)
     if prior is not None:
         tau -= aligned[0]

@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from .blocks.selection_matrix import selection_system_cost
 from .kernels.base import gram_fits
+from .treatments import treatment_cap
 
 _FLOAT = 8
 _LIBRARIES = 64 << 20
@@ -62,12 +64,14 @@ def estimate_fit_memory(n: int, d: int, *, n_clusters: int, n_neighbors: int,
                         max_granularity: int, qp: str, kernel: str = "linear",
                         kernel_components: int = 50, kernel_exact: bool = False,
                         neighbor_algorithm: str = "auto",
-                        balance_form: str = "auto") -> MemoryEstimate:
+                        balance_form: str = "auto",
+                        max_treatments="auto") -> MemoryEstimate:
     """Upper-bound estimate of a CauseFS fit's memory in bytes.
 
     Parameters mirror :class:`causefs.CauseFS`; ``qp`` and ``kernel`` are registry names
     (unknown plugins are assumed matrix-free), ``kernel_exact`` says whether an rbf
-    kernel resolves to its exact (dense) form. ``balance_form="auto"`` is counted as the
+    kernel resolves to its exact (dense) form, ``max_treatments`` bounds the balance
+    term's treatments (:mod:`causefs.treatments`). ``balance_form="auto"`` is counted as the
     Gram wherever that may be chosen (an upper bound).
     """
     h, k, M = n_clusters, n_neighbors, max_granularity
@@ -80,14 +84,20 @@ def estimate_fit_memory(n: int, d: int, *, n_clusters: int, n_neighbors: int,
     resident += 2 * (M + 1) * n * k * (_FLOAT + 8)  # S[m], G (values, indices) x 2 states
     resident += 2 * d * d  # K, bool, current and previous
     phases = {}
-    phases["selection_matrix"] = 3 * d * d * _FLOAT + 2 * n * d * _FLOAT
-    phases["feature_clustering"] = 4 * d * d * _FLOAT
+    cost = selection_system_cost(n, d, [max(1, d // max(M, 1))] * max(M, 1))
+    if cost["primal"] <= cost["dual"]:
+        phases["selection_matrix"] = 3 * d * d * _FLOAT + 2 * n * d * _FLOAT
+    else:  # the n x n (Woodbury) form: C^-1 X~' and X~ blocks, n x n systems
+        phases["selection_matrix"] = (4 * n * d + 4 * n * n) * _FLOAT
+    # |corr| (d, d), its condensed distances and SciPy's copy of them
+    phases["feature_clustering"] = 2.5 * d * d * _FLOAT
     width = (k + 1) + M * k  # kNN candidates plus the prior's support (G update)
     phases["graph_candidates"] = 6 * n * width * _FLOAT + 2 * n * max(h, 1) * _FLOAT
     # the balance operator keeps X_V, A_T and its (d, d) pair weights, two operators are
     # cached, and a product makes (d, d) moments and their weighted copy: 1.27 GiB measured
     # at n = 1000, d = 5000, where 2 d^2 doubles had estimated 0.98 GiB in all
-    phases["balance_operator"] = 3 * n * d * _FLOAT + 6 * d * d * _FLOAT
+    treatments = treatment_cap(max_treatments, n, d, d)
+    phases["balance_operator"] = 3 * n * d * _FLOAT + 6 * d * treatments * _FLOAT
     if kernel == "rbf":
         if kernel_exact:
             phases["balance_operator"] = 3 * n * n * _FLOAT

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -9,6 +10,12 @@ from dataclasses import dataclass, field
 
 from .objective import objective
 from .state import PROBLEM_FIELDS, State
+
+
+logger = logging.getLogger("causefs")
+
+#: seconds between two progress messages at INFO
+LOG_INTERVAL = 5.0
 
 
 class ScheduleError(ValueError):
@@ -92,7 +99,10 @@ class FitResult:
     trace : list of dict
         One record per block run: ``iteration`` (0 = initialization), ``block``,
         ``kind``, ``seconds`` (the block's own time), and ``objective`` / ``terms``
-        after it (None while the initialization has not set W, F and mu yet).
+        after it. The objective is evaluated after the last block of the initialization
+        and of every iteration, and after every block only when the run asked for a
+        ``trace``; elsewhere (and while the initialization has not set W, F and mu
+        yet) they are None.
     history : list of float
         Objective after the initialization and after every iteration.
     n_iter : int
@@ -117,56 +127,75 @@ def seconds_by(trace: list, field: str = "block") -> dict:
 
 
 def run_schedule(state: State, init: Sequence, loop: Sequence, *, max_iter: int = 30,
-                 tol: float = 1e-5, callback: Callable | None = None) -> FitResult:
+                 tol: float = 1e-5, callback: Callable | None = None,
+                 trace: bool = False) -> FitResult:
     """Run the init blocks once, then the loop until convergence or ``max_iter``.
 
     Convergence: ``|J_prev - J| <= tol * |J_prev|`` between consecutive iterations.
-    ``callback(record)`` is called after every block with its trace record.
+    ``callback(record)`` is called after every block with its trace record. With
+    ``trace`` the objective is evaluated after every block (for per-block descent
+    checks and plots); without, once per iteration, which is all convergence needs (an
+    evaluation costs as much as a cheap block: the balance term is a product with its
+    Hessian). Progress goes to the ``causefs`` logger at INFO, at most every
+    :data:`LOG_INTERVAL` seconds: iteration, objective, elapsed and estimated time left.
 
     Raises
     ------
     FloatingPointError
-        When the objective becomes NaN or infinite, naming the block that did it.
+        When the objective becomes NaN or infinite, naming the block that did it (with
+        ``trace``) or the iteration and its blocks.
     """
     needs = ("W", "F", "mu") + (("K",) if state.problem.beta != 0 else ())
     validate_blocks(init, loop, needs)
-    trace: list = []
+    records: list = []
     history: list = []
     cache: dict = {}  # objective terms whose inputs a block left untouched are reused
 
-    def run(block, iteration):
+    def run(block, iteration, last):
         nonlocal state
         start = time.perf_counter()
         state = block.step(state)
         seconds = time.perf_counter() - start
         record = {"iteration": iteration, "block": block.name, "kind": block.kind,
                   "seconds": seconds, "objective": None, "terms": None}
-        if {"W", "F", "mu"} <= state.available():
+        if (trace or last) and set(needs) <= state.available():
             value = objective(state, cache)
             if not math.isfinite(value.total):
+                blocks = [b.name for b in (loop if iteration else init)]
+                where = (f"block {block.name!r}" if trace or len(blocks) == 1 else
+                         f"the blocks {blocks} (trace=True names the block)")
                 raise FloatingPointError(
-                    f"objective is {value.total} after block {block.name!r} "
-                    f"(iteration {iteration}); terms: {value.terms}"
+                    f"objective is {value.total} after {where} (iteration {iteration}); "
+                    f"terms: {value.terms}"
                 )
             record["objective"], record["terms"] = value.total, value.terms
-        trace.append(record)
+        records.append(record)
         if callback is not None:
             callback(record)
         return record
 
     record = None
-    for block in init:
-        record = run(block, 0)
+    start = time.perf_counter()
+    for position, block in enumerate(init):
+        record = run(block, 0, position == len(init) - 1)
     history.append(record["objective"] if record else objective(state, cache).total)
     converged = False
     n_iter = 0
+    loop_start = logged = time.perf_counter()
+    logger.info("initialization done in %.1f s, J = %.8g", loop_start - start, history[-1])
     for n_iter in range(1, max_iter + 1):
-        for block in loop:
-            record = run(block, n_iter)
+        for position, block in enumerate(loop):
+            record = run(block, n_iter, position == len(loop) - 1)
         history.append(record["objective"])
         previous, current = history[-2], history[-1]
-        if abs(previous - current) <= tol * abs(previous):
-            converged = True
+        converged = abs(previous - current) <= tol * abs(previous)
+        now = time.perf_counter()
+        if now - logged >= LOG_INTERVAL or converged or n_iter == max_iter:
+            logged = now
+            left = (now - loop_start) / n_iter * (max_iter - n_iter)
+            logger.info("iteration %d/%d: J = %.8g, %.1f s elapsed, at most %.0f s left",
+                        n_iter, max_iter, current, now - start, 0.0 if converged else left)
+        if converged:
             break
-    return FitResult(state=state, trace=trace, history=history, n_iter=n_iter,
+    return FitResult(state=state, trace=records, history=history, n_iter=n_iter,
                      converged=converged)

@@ -44,7 +44,7 @@ def test_adaptive_neighbours_solve_the_column_problem(seed, k, ties):
         assert np.count_nonzero(S[:, j]) <= k and S[j, j] == 0
 
 
-@pytest.mark.parametrize("algorithm", ["auto", "brute", "kd_tree"])
+@pytest.mark.parametrize("algorithm", ["auto", "exact", "brute", "kd_tree"])
 @SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 4))
 def test_knn_candidates_equal_the_dense_reference(algorithm, seed, k):

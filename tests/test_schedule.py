@@ -51,7 +51,7 @@ def test_validation_names_every_problem():
 
 
 def test_trace_records_every_block(blobs):
-    result = fit(blobs[0], "full", max_iter=3)
+    result = fit(blobs[0], "full", max_iter=3, trace=True)
     loop_records = [r for r in result.trace if r["iteration"] > 0]
     assert [r["block"] for r in loop_records] == list(FULL.loop) * 3
     assert all(r["seconds"] >= 0 and np.isfinite(r["objective"]) for r in loop_records)
@@ -59,6 +59,16 @@ def test_trace_records_every_block(blobs):
                                    "granular_graphs", "fusion", "balance"} for r in loop_records)
     assert len(result.history) == result.n_iter + 1 == 4
     assert result.history[-1] == loop_records[-1]["objective"]
+
+
+def test_without_trace_the_objective_is_evaluated_once_per_iteration(blobs):
+    traced = fit(blobs[0], "full", max_iter=3, trace=True)
+    result = fit(blobs[0], "full", max_iter=3)
+    loop_records = [r for r in result.trace if r["iteration"] > 0]
+    evaluated = [r["block"] for r in loop_records if r["objective"] is not None]
+    assert evaluated == [FULL.loop[-1]] * 3
+    # the same run: only when the objective is looked at differs
+    assert result.history == traced.history
 
 
 def test_callback_sees_every_record(blobs):
@@ -73,7 +83,7 @@ def test_callback_sees_every_record(blobs):
 
 def test_monotone_variant_is_monotone_block_by_block(blobs):
     """With the structural blocks off and adaptive_update=monotone, J never rises."""
-    result = fit(blobs[0], without_structural("monotone"), max_iter=10)
+    result = fit(blobs[0], without_structural("monotone"), max_iter=10, trace=True)
     values = [r["objective"] for r in result.trace if r["iteration"] > 0]
     for before, after in zip(values, values[1:]):
         assert after <= before + 1e-9 * abs(before)
@@ -104,7 +114,7 @@ def test_paper_schedule_is_not_monotone_in_j_as_recorded(blobs):
     from sklearn.datasets import load_digits
 
     X = load_digits().data[:400]
-    result = fit(X, without_structural(), max_iter=10, n_clusters=10)
+    result = fit(X, without_structural(), max_iter=10, n_clusters=10, trace=True)
     values = [r["objective"] for r in result.trace if r["iteration"] > 0]
     rises = [(a, b) for a, b in zip(values, values[1:]) if b > a + 1e-9 * abs(a)]
     assert rises, "expected the closed-form gamma re-estimation to raise J at least once"

@@ -5,17 +5,22 @@ from __future__ import annotations
 import numpy as np
 
 from ..state import State
+from ..threads import threads_for
+from ..treatments import bounded_treatments, check_max_treatments
 from .base import Block
 
 CORRELATIONS = ("cosine", "pearson")
 
 
-def pearson_similarity(X: np.ndarray) -> np.ndarray:
-    """``|corr(x_f, x_g)|`` of data columns, (d, d); constant columns correlate 0."""
+def pearson_similarity(X: np.ndarray, columns=None) -> np.ndarray:
+    """``|corr(x_f, x_g)|`` of data columns, (d, d) or (d, len(columns)) for some columns g;
+    constant columns correlate 0."""
     Z = X - X.mean(axis=0)
     norms = np.linalg.norm(Z, axis=0)
     Z = Z / np.where(norms > 0, norms, 1.0)
-    return np.abs(Z.T @ Z)
+    with threads_for(2.0 * X.shape[0] * X.shape[1] * (X.shape[1] if columns is None
+                                                      else len(columns))):
+        return np.abs(Z.T @ (Z if columns is None else Z[:, columns]))
 
 
 class ConfoundersBlock(Block):
@@ -28,7 +33,9 @@ class ConfoundersBlock(Block):
       largest correlation among r's candidates, is below ``sigma``. Correlation is the
       |cosine| of W rows (default) or the |Pearson| correlation of the data columns.
 
-    Only treatments (features with a non-zero coding) get confounders. Structural.
+    Only treatments (features with a non-zero coding) get confounders, and with
+    ``max_treatments`` only the top ones by ``||W_f||`` (:mod:`causefs.treatments`);
+    similarities are computed for the kept treatments' columns only, O(d |T|). Structural.
 
     Parameters
     ----------
@@ -37,6 +44,8 @@ class ConfoundersBlock(Block):
     irrelevant_tol : float
         Relative contribution below which a feature is irrelevant.
     correlation : {"cosine", "pearson"}
+    max_treatments : None, "auto" or int
+        Bound on the treatments; None keeps all (the paper).
     """
 
     name = "confounders"
@@ -45,7 +54,7 @@ class ConfoundersBlock(Block):
     writes = ("K",)
 
     def __init__(self, sigma: float = 0.2, irrelevant_tol: float = 1e-3,
-                 correlation: str = "cosine"):
+                 correlation: str = "cosine", max_treatments="auto"):
         if correlation not in CORRELATIONS:
             raise ValueError(
                 f"unknown correlation {correlation!r}; allowed: {', '.join(CORRELATIONS)}"
@@ -55,22 +64,26 @@ class ConfoundersBlock(Block):
         self.sigma = sigma
         self.irrelevant_tol = irrelevant_tol
         self.correlation = correlation
+        self.max_treatments = check_max_treatments(max_treatments)
 
     def step(self, state: State) -> State:
         W, X = state.W, state.X
         d = W.shape[0]
+        treatments = np.flatnonzero(
+            bounded_treatments(X, state.problem.coding, W, self.max_treatments))
         contribution = np.einsum("ij,ij->i", W, W)
         relevant = contribution >= self.irrelevant_tol * contribution.max()
         if self.correlation == "cosine":
             norms = np.sqrt(contribution)
             unit = W / np.where(norms > 0, norms, 1.0)[:, None]
-            similarity = np.abs(unit @ unit.T)
+            similarity = np.abs(unit @ unit[treatments].T)
         else:
-            similarity = pearson_similarity(X)
-        candidates = relevant[:, None] & ~np.eye(d, dtype=bool)
-        candidates &= np.any(state.problem.coding != 0, axis=0)[None, :]
+            similarity = pearson_similarity(X, treatments)
+        # candidates of treatment r: relevant features other than r itself
+        candidates = relevant[:, None] & (np.arange(d)[:, None] != treatments[None, :])
         similarity = np.where(candidates, similarity, 0.0)
         largest = similarity.max(axis=0)
         normalized = similarity / np.where(largest > 0, largest, 1.0)
-        K = candidates & (normalized >= self.sigma) & (largest > 0)[None, :]
+        K = np.zeros((d, d), dtype=bool)
+        K[:, treatments] = candidates & (normalized >= self.sigma) & (largest > 0)[None, :]
         return state.replace(K=K)

@@ -35,10 +35,14 @@ class CorrelationGroupsBlock(Block):
 
     def step(self, state: State) -> State:
         similarity = pearson_similarity(state.X)
-        distance = np.clip(1.0 - similarity, 0.0, None)
-        np.fill_diagonal(distance, 0.0)
-        groups, _ = choose_groups(
-            lambda: linkage(squareform(distance, checks=False), method="average"),
-            similarity, self.max_granularity)
+
+        def tree():
+            # the condensed distances 1 - |corr| built in place: no second (d, d) array
+            distance = squareform(similarity, checks=False)
+            np.subtract(1.0, distance, out=distance)
+            np.clip(distance, 0.0, None, out=distance)
+            return linkage(distance, method="average")
+
+        groups, _ = choose_groups(tree, similarity, self.max_granularity)
         n_groups = int(groups.max()) + 1
         return state.replace(groups=groups, nu=np.full(n_groups, 1.0 / n_groups))

@@ -10,7 +10,20 @@ from .base import Block
 
 
 def polar_factor(M: np.ndarray) -> np.ndarray:
-    """``argmax_{F'F=I} Tr(F'M) = U V'`` for the thin SVD ``M = U s V'``."""
+    """``argmax_{F'F=I} Tr(F'M) = U V'`` for the thin SVD ``M = U s V'``.
+
+    Computed as ``M (M'M)^(-1/2)`` from the (h, h) eigendecomposition of ``M'M``: n h^2
+    work instead of a tall SVD (0.1 ms against 0.4 ms at 1440 x 20). Squaring the
+    condition number costs accuracy, so the result is kept only when it is orthonormal
+    to 1e-12; otherwise the SVD decides.
+    """
+    values, vectors = np.linalg.eigh(M.T @ M)
+    if values[0] > 0:
+        F = M @ ((vectors / np.sqrt(values)) @ vectors.T)
+        gram = F.T @ F
+        gram[np.diag_indices_from(gram)] -= 1.0
+        if np.abs(gram).max() <= 1e-12:
+            return F
     U, _, Vt = np.linalg.svd(M, full_matrices=False)
     return U @ Vt
 

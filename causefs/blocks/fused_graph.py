@@ -38,5 +38,6 @@ class FusedGraphBlock(Block):
         previous = None
         if self.adaptive_update == "monotone" and state.G is not None:
             previous = (state.G, state.xi)
-        G, xi = adaptive_graph(state.F, p.n_neighbors, prior, p.neighbor_algorithm, previous)
+        G, xi = adaptive_graph(state.F, p.n_neighbors, prior, p.neighbor_algorithm, previous,
+                               warm=[state.G])
         return state.replace(G=G, xi=xi)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..graphs import ADAPTIVE_UPDATES, adaptive_graph
 from ..objective import group_embedding
 from ..state import State
@@ -24,13 +26,19 @@ def granular_graphs(state: State, groups, nu, previous=None):
     ``previous`` (the current ``(S, gamma)`` tuples) selects the monotone update.
     """
     p = state.problem
+    old_graphs = state.S or ()
+    same_groups = state.groups is not None and np.array_equal(groups, state.groups)
     state = state.replace(groups=groups, nu=nu)
     graphs, gammas = [], []
     for m in range(len(nu)):
         prior = nu[m] * state.G if nu[m] > 0 else None
+        # the old graph of the same group seeds the search (and keeps the block a descent
+        # block); after a regrouping every old graph is a plausible start
+        warm = [old_graphs[m]] if same_groups and m < len(old_graphs) else list(old_graphs)
         S, gamma = adaptive_graph(group_embedding(state, m), p.n_neighbors, prior,
                                   p.neighbor_algorithm,
-                                  None if previous is None else (previous[0][m], previous[1][m]))
+                                  None if previous is None else (previous[0][m], previous[1][m]),
+                                  warm=warm)
         graphs.append(S)
         gammas.append(gamma)
     return tuple(graphs), tuple(gammas)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.cluster.hierarchy import linkage
 
-from ..clustering import choose_groups
+from ..clustering import choose_groups, ward_tree_1d
 from ..state import State
 from .base import Block
 from .granular_graphs import granular_graphs
@@ -55,10 +55,11 @@ class GranularityBlock(Block):
         W = state.W
         if self.grouping == "contribution":
             points = np.einsum("ij,ij->i", W, W)[:, None]
+            build = lambda: ward_tree_1d(points[:, 0])  # noqa: E731
         else:
             points = W
-        groups, _ = choose_groups(lambda: linkage(points, method="ward"), points,
-                                  self.max_granularity)
+            build = lambda: linkage(points, method="ward")  # noqa: E731
+        groups, _ = choose_groups(build, points, self.max_granularity)
         n_groups = int(groups.max()) + 1
         nu = granularity_weights(W, groups, n_groups)
         S, gamma = granular_graphs(state, groups, nu)

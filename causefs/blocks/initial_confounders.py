@@ -5,19 +5,31 @@ from __future__ import annotations
 import numpy as np
 
 from ..state import State
+from ..treatments import bounded_treatments, check_max_treatments
 from .base import Block
 
 
 class InitialConfoundersBlock(Block):
-    """``K[:, r]`` = all features but r, for every treatment r (no column otherwise)."""
+    """``K[:, r]`` = all features but r, for every kept treatment r (no column otherwise).
+
+    Parameters
+    ----------
+    max_treatments : None, "auto" or int
+        Bound on the treatments (:mod:`causefs.treatments`): the top ones by ``||W_f||``
+        when W is set, by variance otherwise. None keeps all (the paper).
+    """
 
     name = "initial_confounders"
     kind = "init"
     reads = ("X",)
+    optional_reads = ("W",)
     writes = ("K",)
+
+    def __init__(self, max_treatments="auto"):
+        self.max_treatments = check_max_treatments(max_treatments)
 
     def step(self, state: State) -> State:
         d = state.problem.n_features
-        is_treatment = np.any(state.problem.coding != 0, axis=0)
-        K = ~np.eye(d, dtype=bool) & is_treatment[None, :]
+        kept = bounded_treatments(state.X, state.problem.coding, state.W, self.max_treatments)
+        K = ~np.eye(d, dtype=bool) & kept[None, :]
         return state.replace(K=K)

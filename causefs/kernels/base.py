@@ -27,6 +27,15 @@ class BalanceOperator(ABC):
         """``diag(H)`` if cheap to compute (used as a preconditioner), else None."""
         return None
 
+    def low_precision(self) -> "BalanceOperator":
+        """A cheaper, less precise version for an iterative solver's inner products.
+
+        The mu block solves with it and then checks the result with the exact operator,
+        so an inexact version costs accuracy of the solve, never descent. The default is
+        the operator itself.
+        """
+        return self
+
     def product_flops(self) -> float | None:
         """Floating-point operations of one ``matvec``, if known (for ``balance_form``)."""
         return None

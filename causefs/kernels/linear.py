@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..threads import threads_for
 from .base import BalanceOperator, Kernel, active_pairs
 
 _PAIR_CHUNK = 256  # columns of the (n, chunk) factor built at a time by ``dense``
@@ -14,6 +15,8 @@ class LinearBalance(BalanceOperator):
     """``v'Hv = sum_{f,r} K_fr (x_f' (v * a_r))^2 = ||K o (X_V' diag(v) A_T)||_F^2``.
 
     Value and product cost two (n x |V| x |T|) matrix products; nothing n x n is formed.
+    The value of the latest vector is kept: the scheduler and the mu block ask for the
+    same one.
     """
 
     def __init__(self, X, coding, K):
@@ -23,25 +26,54 @@ class LinearBalance(BalanceOperator):
         self._A = np.ascontiguousarray(coding[:, T])
         self._mask = mask
         self._weights = mask.astype(float)
+        self._last = None
+        self._low = None
+
+    def low_precision(self):
+        """The same operator with float32 products (about 2.4x faster, 1e-7 relative)."""
+        if self._X.dtype == np.float32:
+            return self
+        if self._low is None:
+            low = object.__new__(LinearBalance)
+            low.n, low._mask, low._last, low._low = self.n, self._mask, None, None
+            low._X, low._A, low._weights = (a.astype(np.float32)
+                                            for a in (self._X, self._A, self._weights))
+            low._low = low
+            self._low = low
+        return self._low
+
+    def _flops(self):
+        return 2.0 * self.n * self._mask.size
 
     def _moments(self, v):
-        return self._X.T @ (v[:, None] * self._A)  # C_fr = sum_i v_i a_ri x_if
+        v = v.astype(self._A.dtype, copy=False)
+        with threads_for(self._flops()):
+            return self._X.T @ (v[:, None] * self._A)  # C_fr = sum_i v_i a_ri x_if
 
     def quad(self, v):
         if not self._mask.size:
             return 0.0
-        C = self._moments(v)
-        return float(np.einsum("ij,ij,ij->", self._weights, C, C))
+        if self._last is not None and np.array_equal(self._last[0], v):
+            return self._last[1]
+        C = self._moments(v).astype(float, copy=False)
+        value = float(np.einsum("ij,ij,ij->", self._weights, C, C))
+        self._last = (np.array(v, dtype=float), value)
+        return value
 
     def matvec(self, v):
         if not self._mask.size:
             return np.zeros(self.n)
-        return np.einsum("ij,ij->i", self._X @ (self._weights * self._moments(v)), self._A)
+        C = self._weights * self._moments(v)
+        with threads_for(self._flops()):
+            back = self._X @ C
+        return np.einsum("ij,ij->i", back, self._A).astype(float, copy=False)
 
     def diagonal(self):
         if not self._mask.size:
             return np.zeros(self.n)
-        return np.einsum("ij,ij->i", (self._X**2) @ self._weights, self._A**2)
+        with threads_for(self._flops() / 2):
+            squares = (self._X**2) @ self._weights
+        return np.einsum("ij,ij->i", squares, self._A**2).astype(float, copy=False)
 
     def _plan(self) -> tuple[bool, int]:
         """Whether ``dense`` starts from all pairs, and the width of the products it makes.

@@ -48,10 +48,13 @@ class GradientProjectionCGBackend(QPBackend):
 
     def solve(self, qp: SimplexQP, x0: np.ndarray) -> QPResult:
         q, total = qp.linear, qp.total
+        budget = self.max_iter if qp.max_products is None else min(self.max_iter,
+                                                                    qp.max_products)
         x = project_simplex(x0, total)
-        inverse_diagonal = 1.0 / np.maximum(qp.diagonal(), 1e-300)
+        diagonal = qp.diagonal()
+        inverse_diagonal = 1.0 / np.maximum(diagonal, 1e-300)
         products = 0
-        step = 1.0 / max(qp.diagonal().max(), 1e-300)
+        step = 1.0 / max(diagonal.max(), 1e-300)
         converged = False
         gap = np.inf
 
@@ -61,7 +64,7 @@ class GradientProjectionCGBackend(QPBackend):
             return qp.matvec(v)
 
         previous_f = np.inf
-        while products < self.max_iter:
+        while products < budget:
             Px = product(x)  # refresh: the updates below accumulate rounding
             g = Px + q
             f = 0.5 * (x @ Px) + q @ x
@@ -99,7 +102,7 @@ class GradientProjectionCGBackend(QPBackend):
                 new_zeros = x == 0
                 settled = np.array_equal(new_zeros, zeros)
                 zeros = new_zeros
-                if settled or products >= self.max_iter:
+                if settled or products >= budget:
                     break
             # (b) preconditioned CG on the face {x > 0} (the sum kept by projection),
             # ignoring the bounds, then a projected search along the CG step: the
@@ -122,7 +125,7 @@ class GradientProjectionCGBackend(QPBackend):
             P_direction = np.zeros_like(x)
             # in exact arithmetic CG ends within the face's dimension, |free| - 1
             for _ in range(int(free.sum()) - 1):
-                if rz <= (self.cg_rtol**2) * first or products >= self.max_iter:
+                if rz <= (self.cg_rtol**2) * first or products >= budget:
                     break
                 Pp = product(p)
                 curvature = p @ Pp
@@ -144,7 +147,7 @@ class GradientProjectionCGBackend(QPBackend):
             direction -= (drift / weights.sum()) * weights
             t = 1.0
             for _ in range(20):
-                if products >= self.max_iter:
+                if products >= budget:
                     break
                 if t == 1.0 and exact and np.all(x + direction >= 0):
                     d, Pd = direction, P_direction  # inside the simplex: no product needed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,10 @@ class SimplexQP:
         ``q``.
     total : float
         ``sum(x)``.
+    max_products : int or None
+        Products with ``P`` the caller grants the solve (None: no limit). A block of a
+        block-coordinate descent needs a decrease, not the exact minimizer; backends that
+        count products stop at ``min(their max_iter, max_products)``.
     """
 
     diag: np.ndarray
@@ -36,6 +41,13 @@ class SimplexQP:
     sparse: Any = None
     balance: Any = None
     balance_weight: float = 0.0
+    max_products: int | None = None
+
+    def approximate(self) -> "SimplexQP":
+        """The same problem with the balance operator's cheaper products (float32)."""
+        if self.balance is None:
+            return self
+        return dataclasses.replace(self, balance=self.balance.low_precision())
 
     @property
     def n(self) -> int:
@@ -51,10 +63,18 @@ class SimplexQP:
         return out
 
     def value(self, x: np.ndarray, Px: np.ndarray | None = None) -> float:
-        """``1/2 x'Px + q'x``; pass ``Px`` when it is known to skip the product."""
-        if Px is None:
-            Px = self.matvec(x)
-        return float(0.5 * (x @ Px) + self.linear @ x)
+        """``1/2 x'Px + q'x``; pass ``Px`` when it is known to skip the product.
+
+        Without ``Px`` the balance part is its operator's ``quad``, half a product.
+        """
+        if Px is not None:
+            return float(0.5 * (x @ Px) + self.linear @ x)
+        quadratic = x @ (self.diag * x)
+        if self.sparse is not None:
+            quadratic += x @ (self.sparse @ x)
+        if self.balance is not None and self.balance_weight:
+            quadratic += self.balance_weight * self.balance.quad(x)
+        return float(0.5 * quadratic + self.linear @ x)
 
     def diagonal(self) -> np.ndarray:
         """``diag(P)``; the balance part only where its operator provides it."""

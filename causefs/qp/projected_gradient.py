@@ -63,7 +63,9 @@ class ProjectedGradientBackend(QPBackend):
         converged = False
         n_iter = 0
         best, best_at = f, 0
-        for n_iter in range(1, self.max_iter + 1):
+        budget = self.max_iter if qp.max_products is None else max(1, min(
+            self.max_iter, qp.max_products))
+        for n_iter in range(1, budget + 1):
             gy = Py + q
             fy = float(0.5 * (y @ Py) + q @ y)
             for _ in range(64):

@@ -1,0 +1,176 @@
+"""The fast paths of a fit, each against an independent reference.
+
+Polar factor (GPI), 1-D Ward tree, Calinski-Harabasz score, bounded treatment sets,
+approximate neighbour search, the budgeted float32 mu solve, BLAS thread policy, the
+time estimate and progress logging.
+"""
+
+import logging
+
+import numpy as np
+import pytest
+from scipy.cluster.hierarchy import fcluster, linkage
+from sklearn.metrics import calinski_harabasz_score
+
+from causefs import CauseFS
+from causefs import cost as cost_module
+from causefs.blocks import ConfoundersBlock, GranularGraphsBlock, SampleWeightsBlock
+from causefs.blocks.embedding import polar_factor
+from causefs.blocks.sample_weights import sample_weight_qp
+from causefs.clustering import calinski_harabasz, ward_tree_1d
+from causefs.engine import resolve_qp
+from causefs.estimator import LongFitWarning
+from causefs.graphs import _numpy_neighbors, adaptive_graph, refine_neighbors
+from causefs.preprocessing import scale_features
+from causefs.testing import check_step
+from causefs.treatments import TREATMENT_BUDGET, bounded_treatments, treatment_cap
+from causefs.engine import run_cause_fs
+
+
+def svd_polar(M):
+    U, _, Vt = np.linalg.svd(M, full_matrices=False)
+    return U @ Vt
+
+
+@pytest.mark.parametrize("condition", [1.0, 1e3, 1e9])
+def test_polar_factor_equals_the_svd_definition(condition):
+    rng = np.random.default_rng(0)
+    U, _ = np.linalg.qr(rng.standard_normal((300, 8)))
+    V, _ = np.linalg.qr(rng.standard_normal((8, 8)))
+    M = (U * np.geomspace(1.0, 1.0 / condition, 8)) @ V.T
+    F = polar_factor(M)
+    assert np.allclose(F, svd_polar(M), atol=1e-8)
+    assert np.allclose(F.T @ F, np.eye(8), atol=1e-12)
+
+
+def partition(labels):
+    return {frozenset(np.flatnonzero(labels == v)) for v in np.unique(labels)}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ward_tree_1d_cuts_like_scipy(seed):
+    """On continuous values every cut of the O(d log d) tree equals SciPy's Ward linkage."""
+    rng = np.random.default_rng(seed)
+    values = [rng.random(150), rng.exponential(size=150) ** 3][seed % 2]
+    ours, scipy_tree = ward_tree_1d(values), linkage(values[:, None], method="ward")
+    assert np.allclose(np.sort(ours[:, 2]), np.sort(scipy_tree[:, 2]))
+    for m in range(2, 11):
+        assert partition(fcluster(ours, m, "maxclust")) == partition(
+            fcluster(scipy_tree, m, "maxclust"))
+
+
+def test_calinski_harabasz_equals_scikit_learn():
+    rng = np.random.default_rng(0)
+    points = rng.random((200, 30))
+    for m in (2, 5, 9):
+        labels = rng.integers(0, m, 200)
+        assert calinski_harabasz(points, labels) == pytest.approx(
+            calinski_harabasz_score(points, labels), rel=1e-10)
+
+
+def test_treatment_cap_rules():
+    assert treatment_cap(None, 10**5, 10**4, 10**4) == 10**4
+    assert treatment_cap(7, 100, 50, 50) == 7
+    assert treatment_cap(70, 100, 50, 50) == 50
+    # auto: every treatment within the budget, then what the budget affords, at least 32
+    assert treatment_cap("auto", 213, 676, 676) == 676
+    assert treatment_cap("auto", 1440, 1024, 1024) == int(TREATMENT_BUDGET // (1440 * 1024))
+    assert treatment_cap("auto", 7000, 5000, 5000) == 32
+
+
+def test_bounded_confounders_are_the_full_rule_on_the_top_treatments():
+    """Capped K = uncapped K on the kept columns (the top ||W_f||), empty elsewhere."""
+    rng = np.random.default_rng(1)
+    X = scale_features(rng.random((40, 12)))
+    state = _state(X).replace(W=rng.standard_normal((12, 3)))
+    full = ConfoundersBlock(max_treatments=None).step(state).K
+    capped = ConfoundersBlock(max_treatments=4).step(state).K
+    top = np.argsort(-np.linalg.norm(state.W, axis=1))[:4]
+    assert set(np.flatnonzero(capped.any(axis=0))) <= set(top)
+    assert np.array_equal(capped[:, top], full[:, top])
+    kept = bounded_treatments(X, state.problem.coding, state.W, 4)
+    assert set(np.flatnonzero(kept)) == set(top)
+
+
+def _state(X, **problem):
+    from causefs.kernels import LinearKernel
+    from causefs.preprocessing import treatment_coding
+    from causefs.state import Problem, State
+
+    params = dict(n_clusters=3, alpha=1.0, beta=1e-2, lam=0.1, n_neighbors=5,
+                  mu_total=float(X.shape[0]), kernel=LinearKernel())
+    params.update(problem)
+    return State(Problem(X=X, coding=treatment_coding(X), **params))
+
+
+def test_refine_neighbours_recovers_the_exact_knn():
+    rng = np.random.default_rng(0)
+    centers = 4 * rng.standard_normal((8, 6))
+    Y = centers[rng.integers(0, 8, 2000)] + rng.standard_normal((2000, 6))
+    exact = _numpy_neighbors(Y, 6)
+    # seeded with the answer it keeps it; seeded with a moved embedding's kNN it finds most
+    assert all(set(a) == set(b) for a, b in zip(refine_neighbors(Y, exact, 6), exact))
+    moved = Y + 0.2 * rng.standard_normal(Y.shape)
+    found = refine_neighbors(moved, exact, 6)
+    truth = _numpy_neighbors(moved, 6)
+    recall = np.mean([len(set(a) & set(b)) / 6 for a, b in zip(found, truth)])
+    assert recall > 0.9
+
+
+def test_approximate_granular_graphs_still_descend(blobs):
+    """The S block with the warm-started search: J (gamma substituted) never rises."""
+    X = scale_features(blobs[0])
+    result = run_cause_fs(X, n_clusters=3, alpha=1.0, beta=1e-3, lam=0.1, eps=1e-8,
+                          n_neighbors=5, mu_total=float(X.shape[0]), schedule="full",
+                          kernel="linear", qp="gradient_projection_cg", max_iter=2,
+                          neighbor_algorithm="approximate")
+    state = result.state
+    for _ in range(3):
+        state = check_step(GranularGraphsBlock(), state)
+
+
+def test_budgeted_float32_solve_reaches_the_exact_optimum(blobs):
+    """With enough products the float32 solve with the float64 gradient shift finds the
+    float64 optimum; with a small budget it never does worse than the warm start."""
+    X = scale_features(blobs[0])
+    state = run_cause_fs(X, n_clusters=3, alpha=1.0, beta=1e-1, lam=0.1, eps=1e-8,
+                         n_neighbors=5, mu_total=float(X.shape[0]), schedule="full",
+                         kernel="linear", qp="gradient_projection_cg", max_iter=1).state
+    qp = sample_weight_qp(state)
+    exact = resolve_qp({"name": "gradient_projection_cg", "rtol": 1e-14,
+                        "max_iter": 100_000}).solve(qp, state.mu).value
+    backend = resolve_qp("gradient_projection_cg")
+    unlimited = SampleWeightsBlock(backend, max_products=None).step(state)
+    assert qp.value(unlimited.mu) <= exact + 1e-7 * abs(exact)
+    for budget in (1, 3):
+        small = SampleWeightsBlock(backend, max_products=budget).step(state)
+        assert qp.value(small.mu) <= qp.value(state.mu)
+
+
+def test_a_long_fit_says_so_before_it_starts(monkeypatch, blobs):
+    monkeypatch.setattr(cost_module, "LONG_FIT_SECONDS", 0.0)
+    with pytest.warns(LongFitWarning, match="estimated to take about"):
+        CauseFS(n_clusters=3, max_iter=1, random_state=0).fit(blobs[0])
+    assert cost_module.estimate_fit_seconds(300_000, 50, n_clusters=10) > \
+        cost_module.estimate_fit_seconds(30_000, 50, n_clusters=10) > 0
+
+
+def test_progress_is_logged_at_info(caplog, blobs):
+    with caplog.at_level(logging.INFO, logger="causefs"):
+        CauseFS(n_clusters=3, max_iter=2, random_state=0).fit(blobs[0])
+    messages = [r.getMessage() for r in caplog.records if r.name == "causefs"]
+    assert any(m.startswith("initialization done") for m in messages)
+    assert any("iteration 2/2" in m and "elapsed" in m for m in messages)
+
+
+def test_the_fit_runs_with_one_blas_thread_and_restores_the_callers():
+    from threadpoolctl import threadpool_info
+
+    from causefs.threads import fit_threads
+
+    before = {info["filepath"]: info["num_threads"] for info in threadpool_info()}
+    with fit_threads():
+        inside = {info["filepath"]: info["num_threads"] for info in threadpool_info()}
+    after = {info["filepath"]: info["num_threads"] for info in threadpool_info()}
+    assert set(inside.values()) == {1}
+    assert after == before
