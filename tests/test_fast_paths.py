@@ -174,3 +174,23 @@ def test_the_fit_runs_with_one_blas_thread_and_restores_the_callers():
     after = {info["filepath"]: info["num_threads"] for info in threadpool_info()}
     assert set(inside.values()) == {1}
     assert after == before
+
+
+def test_granularity_rebuilds_only_the_graphs_of_changed_groups(blobs):
+    from causefs.blocks import GranularityBlock
+
+    X = scale_features(blobs[0])
+    state = run_cause_fs(X, n_clusters=3, alpha=1.0, beta=1e-3, lam=0.1, eps=1e-8,
+                         n_neighbors=5, mu_total=float(X.shape[0]), schedule="full",
+                         kernel="linear", qp="gradient_projection_cg", max_iter=1).state
+    block = GranularityBlock(max_granularity=3)
+    once = block.step(state)
+    again = block.step(once)  # same W: the same groups, every graph kept
+    assert np.array_equal(again.groups, once.groups)
+    assert all(a is b for a, b in zip(again.S, once.S))
+    # a state whose group 0 differs: its graph is rebuilt, the others are kept
+    moved = once.groups.copy()
+    moved[np.flatnonzero(moved == 0)[0]] = 1
+    rebuilt = block.step(once.replace(groups=moved))
+    assert rebuilt.S[0] is not once.S[0] and rebuilt.S[1] is not once.S[1]
+    assert all(rebuilt.S[m] is once.S[m] for m in range(2, len(once.S)))

@@ -18,19 +18,24 @@ def check_adaptive_update(value: str) -> str:
     return value
 
 
-def granular_graphs(state: State, groups, nu, previous=None):
+def granular_graphs(state: State, groups, nu, previous=None, keep=()):
     """Closed-form S[m] and gamma[m] for ``groups`` and weights ``nu``.
 
     ``tau_ij = 1/2 ||mu_i x_i R_m W - mu_j x_j R_m W||^2 - nu_m G_ij``; shared by the S
     block and the granularity block, which rebuilds the graphs for new groups.
-    ``previous`` (the current ``(S, gamma)`` tuples) selects the monotone update.
+    ``previous`` (the current ``(S, gamma)`` tuples) selects the monotone update;
+    ``keep`` lists groups whose current graph is kept as it is.
     """
     p = state.problem
-    old_graphs = state.S or ()
+    old_graphs, old_gammas = state.S or (), state.gamma or ()
     same_groups = state.groups is not None and np.array_equal(groups, state.groups)
     state = state.replace(groups=groups, nu=nu)
     graphs, gammas = [], []
     for m in range(len(nu)):
+        if m in keep:
+            graphs.append(old_graphs[m])
+            gammas.append(old_gammas[m])
+            continue
         prior = nu[m] * state.G if nu[m] > 0 else None
         # the old graph of the same group seeds the search (and keeps the block a descent
         # block); after a regrouping every old graph is a plausible start

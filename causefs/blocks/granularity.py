@@ -62,5 +62,14 @@ class GranularityBlock(Block):
         groups, _ = choose_groups(build, points, self.max_granularity)
         n_groups = int(groups.max()) + 1
         nu = granularity_weights(W, groups, n_groups)
-        S, gamma = granular_graphs(state, groups, nu)
+        S, gamma = granular_graphs(state, groups, nu, keep=_unchanged_groups(state, groups))
         return state.replace(groups=groups, nu=nu, S=S, gamma=gamma)
+
+
+def _unchanged_groups(state: State, groups: np.ndarray) -> set:
+    """Groups m whose features are the same as before: their graphs S[m] still belong to
+    them and are kept (SPEC: regrouping invalidates the graphs of the changed groups)."""
+    if state.groups is None or state.S is None:
+        return set()
+    return {m for m in range(min(int(groups.max()) + 1, len(state.S)))
+            if np.array_equal(groups == m, state.groups == m)}
