@@ -25,10 +25,9 @@ from . import __version__
 from .datasets import load_dataset
 from .estimator import CauseFS
 from .evaluation import causal_recovery, evaluate_ranking
-from .plugins.registry import make_selector
 from .preprocessing import scale_features
 from .scheduler import seconds_by
-from .selectors import ranking_from_scores
+from .selectors import make_selector, ranking_from_scores
 from .store import ResultStore, job_key, write_json_atomic
 
 #: keys that do not change a result (excluded from the job key)

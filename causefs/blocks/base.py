@@ -49,7 +49,9 @@ class Block(ABC):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if getattr(cls, "__abstractmethods__", None):
+        # ABCMeta sets __abstractmethods__ only after this hook runs
+        if any(getattr(getattr(cls, attr, None), "__isabstractmethod__", False)
+               for attr in dir(cls)):
             return
         if cls.kind not in KINDS:
             raise TypeError(f"{cls.__name__}.kind must be one of {sorted(KINDS)}, got {cls.kind!r}")
