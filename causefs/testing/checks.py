@@ -2,14 +2,16 @@
 
 Each ``check_*`` runs a hypothesis property over random valid inputs and raises
 ``AssertionError`` (hypothesis reports the shrunk counterexample) when the piece breaks
-its contract. They are deterministic (derandomized) so they behave the same in CI.
+its contract. They run under the current hypothesis profile: load ``causefs-ci``
+(derandomized, the same examples every run) or ``causefs-dev`` (fresh examples, more of
+them) from :mod:`causefs.testing.profiles`; ``max_examples`` overrides the profile's.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ..contracts import (
@@ -27,8 +29,9 @@ from .strategies import problems, simplex_qps, states
 
 
 def _settings(max_examples):
-    return settings(max_examples=max_examples, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    """The current hypothesis profile (see :mod:`causefs.testing.profiles`), with
+    ``max_examples`` when given."""
+    return settings(max_examples=max_examples) if max_examples is not None else settings()
 
 
 def _close(a, b, rtol=1e-10) -> bool:
@@ -126,7 +129,8 @@ def check_step(block, state: State, rtol: float = 1e-9) -> State:
     return new
 
 
-def check_block(block, *, strategy=None, max_examples: int = 40, rtol: float = 1e-9) -> None:
+def check_block(block, *, strategy=None, max_examples: int | None = None,
+                rtol: float = 1e-9) -> None:
     """Property test of a block on random valid states (see :func:`check_step`).
 
     Init blocks get a state holding only the variables they read.
@@ -136,7 +140,8 @@ def check_block(block, *, strategy=None, max_examples: int = 40, rtol: float = 1
     block : Block
     strategy : hypothesis strategy of State, optional
         Defaults to :func:`~causefs.testing.strategies.states`.
-    max_examples : int
+    max_examples : int, optional
+        Defaults to the current hypothesis profile's.
     rtol : float
         Allowed relative rise of the objective (rounding).
     """
@@ -164,7 +169,7 @@ def _kernel_cases(draw, kernel):
     return problem, K, v
 
 
-def check_kernel(kernel, *, max_examples: int = 30, rtol: float = 1e-8) -> None:
+def check_kernel(kernel, *, max_examples: int | None = None, rtol: float = 1e-8) -> None:
     """Property test of an MMD kernel's balance operator.
 
     ``dense()`` is symmetric positive semidefinite; ``quad``, ``matvec`` and ``dense``
@@ -236,7 +241,7 @@ def reference_optimum(qp: SimplexQP, max_rounds: int = 100) -> float:
     return qp.value(x, Px) - qp.frank_wolfe_gap(x, Px + q)
 
 
-def check_qp_backend(backend, *, max_examples: int = 30, rtol: float = 1e-6) -> None:
+def check_qp_backend(backend, *, max_examples: int | None = None, rtol: float = 1e-6) -> None:
     """Property test of a QP backend on random convex simplex QPs.
 
     The result is feasible, reports its own objective, never exceeds the warm start, and
