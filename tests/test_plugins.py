@@ -23,8 +23,9 @@ from causefs.testing import check_block, check_kernel, check_qp_backend
 
 
 class RecenterEmbedding(Block):
-    """A third-party descent block: F -> F Q for the rotation that best aligns F with
-    alpha X~ W (orthogonal Procrustes); F'F = I is kept and J cannot rise."""
+    """A third-party descent block: flip the sign of every column of F that points away
+    from its column of X~ W; F'F = I and the graph terms are kept, the regression cannot
+    rise."""
 
     name = "recenter_embedding"
     kind = "descent"
@@ -32,9 +33,8 @@ class RecenterEmbedding(Block):
     writes = ("F",)
 
     def step(self, state):
-        B = state.mu[:, None] * (state.X @ state.W)
-        U, _, Vt = np.linalg.svd(state.F.T @ B)
-        return state.replace(F=state.F @ (U @ Vt))
+        alignment = np.einsum("ic,ic->c", state.F, state.mu[:, None] * (state.X @ state.W))
+        return state.replace(F=state.F * np.where(alignment < 0, -1.0, 1.0))
 
 
 class ScaledLinearKernel(LinearKernel):
