@@ -61,7 +61,7 @@ def test_simplex_projection_matches_cvxpy():
         assert np.allclose(project_simplex(v, total), x.value, atol=1e-7)
 
 
-@settings(max_examples=15, deadline=None, derandomize=True, database=None)
+@settings(max_examples=15)
 @given(states(beta=1.0))
 def test_backends_agree_on_the_mu_problem(state):
     """cvxpy (reference) and the matrix-free backends reach the same objective (1e-6)."""
