@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import ClassVar
 
 from ..state import PROBLEM_FIELDS, STATE_FIELDS, State
@@ -57,7 +59,7 @@ class Block(ABC):
     optional_reads: ClassVar[tuple] = ()
     reestimates: ClassVar[tuple] = ()
     requires: ClassVar[tuple] = ()
-    info_: dict = {}
+    info_: Mapping = MappingProxyType({})  # read-only: a block assigns its own dict
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
