@@ -215,7 +215,8 @@ def test_installed_entry_points_load_unless_autoload_is_disabled(tmp_path):
         path = tmp_path / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text))
-    assert kernels_seen(tmp_path) == {"entry_kernel", "linear", "rbf"}
+    # other installed plugins (the example plugin in CI) add theirs; the built-ins stay
+    assert kernels_seen(tmp_path) >= {"entry_kernel", "linear", "rbf"}
     assert kernels_seen(tmp_path, **{DISABLE_AUTOLOAD: "1"}) == {"linear", "rbf"}
 
 
