@@ -292,7 +292,8 @@ def test_no_feasible_perturbation_of_the_fused_graph_lowers_j(state, seed):
 
 @given(states(), st.integers(0, 2**32 - 1))
 def test_no_feasible_perturbation_of_mu_lowers_j(state, seed):
-    new = SampleWeightsBlock(ProjectedGradientBackend(rtol=1e-13, max_iter=200_000)).step(state)
+    backend = ProjectedGradientBackend(rtol=1e-13, max_iter=200_000)
+    new = SampleWeightsBlock(backend, max_products=None, precision="float64").step(state)
     rng = np.random.default_rng(seed)
     candidates = [new.replace(mu=mu)
                   for mu in perturbations(rng, new.mu, state.problem.mu_total)]
