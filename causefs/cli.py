@@ -22,13 +22,13 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from . import __version__
+from .configs import check_schedule_config, register_configs
 from .datasets import load_dataset
 from .estimator import CauseFS
 from .evaluation import causal_recovery, evaluate_ranking
-from .plugins.registry import make_selector
 from .preprocessing import scale_features
 from .scheduler import seconds_by
-from .selectors import ranking_from_scores
+from .selectors import make_selector, ranking_from_scores
 from .store import ResultStore, job_key, write_json_atomic
 
 #: keys that do not change a result (excluded from the job key)
@@ -51,6 +51,7 @@ def causefs_params(cfg: DictConfig) -> dict:
               if name in cfg and name not in ("schedule", "kernel", "qp", "n_clusters")}
     for group in ("schedule", "kernel", "qp"):
         params[group] = OmegaConf.to_container(cfg[group], resolve=True)
+    check_schedule_config(params["schedule"])
     return params
 
 
@@ -188,6 +189,7 @@ def _main(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Console entry point (``causefs``)."""
+    register_configs()
     _main()
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from .kernels import Kernel
+from .objective import CauseFSObjective
 from .plugins.registry import get_block, get_schedule, make_kernel, make_qp_backend
 from .preprocessing import treatment_coding
 from .qp import QPBackend
@@ -58,13 +59,24 @@ def resolve_qp(spec) -> QPBackend:
     return make_qp_backend(name, **options)
 
 
+#: what the engine can hand a block that declares it in ``Block.requires``
+PROVIDED = {
+    "qp": "the QP backend (resolved from the ``qp`` parameter)",
+    "sigma": "the confounder threshold (``CauseFS(sigma=...)``)",
+    "max_granularity": "the largest number of feature granularities M",
+    "max_treatments": "the bound on the treatments that get confounder sets",
+}
+
+
 def build_blocks(entries, settings: Mapping, resources: Mapping) -> list:
     """Instantiate the blocks of a schedule phase.
 
-    Each block receives the ``settings`` and ``resources`` whose names match its
-    constructor arguments (so ``sigma`` reaches the confounders block and ``qp`` the
-    sample-weights block), then the options written in the schedule entry itself.
+    A block receives, by keyword, the ``settings`` and ``resources`` it declares in
+    ``requires`` (names of :data:`PROVIDED`; one not given falls back to the
+    constructor's default), then the options written in the schedule entry itself.
+    Nothing is passed to a block that does not declare it.
     """
+    provided = {**settings, **resources}
     blocks = []
     for entry in entries:
         name, options = _name_and_options(entry, "schedule entry")
@@ -74,7 +86,11 @@ def build_blocks(entries, settings: Mapping, resources: Mapping) -> list:
         if unknown:
             raise ScheduleError(f"block {name!r} has no option(s) {sorted(unknown)}; "
                                 f"its options are {sorted(accepted) or 'none'}")
-        kwargs = {k: v for k, v in {**settings, **resources}.items() if k in accepted}
+        unknown = set(cls.requires) - set(PROVIDED)
+        if unknown:
+            raise ScheduleError(f"block {name!r} requires {sorted(unknown)}, which the engine "
+                                f"does not provide; it provides {sorted(PROVIDED)}")
+        kwargs = {k: provided[k] for k in cls.requires if k in provided}
         kwargs.update(options)
         try:
             blocks.append(cls(**kwargs))
@@ -89,10 +105,12 @@ def run_cause_fs(X: np.ndarray, *, n_clusters: int, alpha: float, beta: float, l
                  mmd_normalization: str = "group", neighbor_algorithm: str = "auto",
                  balance_form: str = "auto",
                  max_iter: int = 30, tol: float = 1e-5, seed: int = 0,
-                 callback: Callable | None = None, trace: bool = False) -> FitResult:
+                 callback: Callable | None = None, trace: bool = False,
+                 check: str = "cheap") -> FitResult:
     """Run CAUSE-FS on preprocessed data ``X`` (n, d) without constant features.
 
-    The schedule's ``params`` override the hyperparameters of the same name.
+    The schedule's ``params`` override the hyperparameters of the same name; ``check``
+    is the scheduler's run-time checking (:func:`causefs.scheduler.run_schedule`).
     """
     schedule = resolve_schedule(schedule)
     params = {"alpha": alpha, "beta": beta, "lam": lam, "eps": eps}
@@ -117,5 +135,6 @@ def run_cause_fs(X: np.ndarray, *, n_clusters: int, alpha: float, beta: float, l
     settings = dict(settings or {})
     init = build_blocks(schedule.init, settings, resources)
     loop = build_blocks(schedule.loop, settings, resources)
-    return run_schedule(State(problem), init, loop, max_iter=max_iter, tol=tol,
-                        callback=callback, trace=trace)
+    return run_schedule(State(problem), init, loop, objective=CauseFSObjective(),
+                        max_iter=max_iter, tol=tol, callback=callback, trace=trace,
+                        check=check)

@@ -13,6 +13,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .contracts import CHECKS
 from .engine import resolve_kernel, resolve_qp, run_cause_fs
 from .preprocessing import (
     MMD_NORMALIZATIONS,
@@ -158,6 +159,11 @@ class CauseFS(SelectorMixin, BaseEstimator):
     trace : bool, default=False
         Evaluate the objective after every block (``trace_`` then has it per block);
         otherwise once per iteration, which is all convergence needs.
+    check : {"cheap", "strict"}, default="cheap"
+        Run-time checks of the blocks (:func:`causefs.scheduler.run_schedule`):
+        ``strict`` also verifies, after every block, its declared writes, that it did not
+        mutate its input and, for a descent block, that the objective did not rise,
+        naming the block that broke its contract. For testing blocks of a plugin.
     random_state : int, RandomState or None, default=None
         Seeds every random choice (eigensolver start, random features); the same seed
         gives the same selection.
@@ -191,6 +197,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         iteration; None elsewhere).
     n_iter_ : int
         Loop iterations run.
+    converged_ : bool
+        Whether the objective's relative change fell below ``tol`` within ``max_iter``.
     memory_estimate_ : int
         Estimated peak bytes of the fit (checked against ``memory_limit``).
     time_estimate_ : float
@@ -208,7 +216,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
                  schedule="full", kernel="linear", qp="gradient_projection_cg", max_iter=30,
                  tol=1e-5, preprocessing="minmax", max_granularity=10, treatment="median",
                  mmd_normalization="group", neighbor_algorithm="auto", balance_form="auto",
-                 memory_limit="auto", trace=False,
+                 memory_limit="auto", trace=False, check="cheap",
                  random_state=None, verbose=False):
         self.n_clusters = n_clusters
         self.n_features_to_select = n_features_to_select
@@ -233,6 +241,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.balance_form = balance_form
         self.memory_limit = memory_limit
         self.trace = trace
+        self.check = check
         self.random_state = random_state
         self.verbose = verbose
 
@@ -262,6 +271,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         _check_choice("mmd_normalization", self.mmd_normalization, MMD_NORMALIZATIONS)
         _check_choice("neighbor_algorithm", self.neighbor_algorithm, NEIGHBOR_ALGORITHMS)
         _check_choice("balance_form", self.balance_form, BALANCE_FORMS)
+        _check_choice("check", self.check, CHECKS)
         return self._n_selected(n_features)
 
     def _n_selected(self, n_features):
@@ -328,7 +338,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
                     treatment=self.treatment, mmd_normalization=self.mmd_normalization,
                     neighbor_algorithm=self.neighbor_algorithm, balance_form=self.balance_form,
                     max_iter=self.max_iter, tol=self.tol, seed=seed, callback=callback,
-                    trace=bool(self.trace),
+                    trace=bool(self.trace), check=self.check,
                 )
         finally:
             if bar is not None:
@@ -352,6 +362,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.objective_history_ = np.asarray(result.history)
         self.trace_ = result.trace
         self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
         contribution = np.einsum("ij,ij->i", state.W, state.W)
         if contribution.max() < self.eps:
             warnings.warn(

@@ -122,3 +122,18 @@ def objective(state: State, cache: dict | None = None) -> ObjectiveValue:
         if cache is not None:
             cache[name] = (state.problem, inputs, terms[name])
     return ObjectiveValue(total=float(sum(terms.values())), terms=terms)
+
+
+class CauseFSObjective:
+    """J as the scheduler's objective (:class:`causefs.scheduler.Objective`).
+
+    It needs W, F and mu, and the confounder sets K when the balance term is on.
+    """
+
+    name = "cause_fs"
+
+    def needs(self, problem) -> tuple:
+        return ("W", "F", "mu") + (("K",) if problem.beta != 0 else ())
+
+    def __call__(self, state: State, cache: dict | None = None) -> ObjectiveValue:
+        return objective(state, cache)

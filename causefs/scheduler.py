@@ -7,8 +7,15 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from .objective import objective
+from .contracts import (
+    CHECKS,
+    check_descent,
+    check_purity,
+    check_returned_state,
+    fingerprints,
+)
 from .state import PROBLEM_FIELDS, State
 
 
@@ -56,17 +63,19 @@ class Schedule:
         )
 
 
-def validate_blocks(init: Sequence, loop: Sequence, needs: Sequence = ("W", "F", "mu")) -> None:
+def validate_blocks(init: Sequence, loop: Sequence, needs: Sequence = (),
+                    given: frozenset = PROBLEM_FIELDS) -> None:
     """Check that every block reads only variables written by an earlier block.
 
-    ``needs`` lists what the objective needs once the initialization is done.
+    ``needs`` lists what the objective needs once the initialization is done; ``given``
+    what the starting state already holds.
 
     Raises
     ------
     ScheduleError
         Listing every violation.
     """
-    available = set(PROBLEM_FIELDS)
+    available = set(given)
     problems = []
     for phase, blocks in (("init", init), ("loop", loop)):
         for position, block in enumerate(blocks):
@@ -88,6 +97,20 @@ def validate_blocks(init: Sequence, loop: Sequence, needs: Sequence = ("W", "F",
         raise ScheduleError("invalid schedule:\n  " + "\n  ".join(problems))
 
 
+class Objective(Protocol):
+    """What the scheduler minimizes; it knows nothing else about the model.
+
+    ``needs(problem)`` names the state variables that must be set before the objective
+    can be evaluated; ``objective(state, cache)`` returns an object with ``total`` (a
+    float) and ``terms`` (a dict), reusing ``cache`` (a dict the scheduler keeps for
+    one run) as it likes. :class:`causefs.objective.CauseFSObjective` is CAUSE-FS's.
+    """
+
+    def needs(self, problem) -> tuple: ...
+
+    def __call__(self, state: State, cache: dict | None = None): ...
+
+
 @dataclass
 class FitResult:
     """What a run of the scheduler produced.
@@ -98,11 +121,12 @@ class FitResult:
         Final state.
     trace : list of dict
         One record per block run: ``iteration`` (0 = initialization), ``block``,
-        ``kind``, ``seconds`` (the block's own time), and ``objective`` / ``terms``
-        after it. The objective is evaluated after the last block of the initialization
-        and of every iteration, and after every block only when the run asked for a
-        ``trace``; elsewhere (and while the initialization has not set W, F and mu
-        yet) they are None.
+        ``kind``, ``seconds`` (the block's own time), ``objective`` / ``terms`` after it,
+        and ``info``, the block's diagnostics (``Block.info_``: the mu block's QP
+        ``qp_iterations`` and ``qp_converged``). The objective is evaluated after the
+        last block of the initialization and of every iteration, and after every block
+        only when the run asked for a ``trace``; elsewhere (and while the
+        initialization has not set what the objective needs) they are None.
     history : list of float
         Objective after the initialization and after every iteration.
     n_iter : int
@@ -126,9 +150,10 @@ def seconds_by(trace: list, field: str = "block") -> dict:
     return totals
 
 
-def run_schedule(state: State, init: Sequence, loop: Sequence, *, max_iter: int = 30,
-                 tol: float = 1e-5, callback: Callable | None = None,
-                 trace: bool = False) -> FitResult:
+def run_schedule(state: State, init: Sequence, loop: Sequence, *, objective: Objective,
+                 max_iter: int = 30, tol: float = 1e-5, callback: Callable | None = None,
+                 trace: bool = False, check: str = "cheap",
+                 rtol: float = 1e-9) -> FitResult:
     """Run the init blocks once, then the loop until convergence or ``max_iter``.
 
     Convergence: ``|J_prev - J| <= tol * |J_prev|`` between consecutive iterations.
@@ -139,26 +164,48 @@ def run_schedule(state: State, init: Sequence, loop: Sequence, *, max_iter: int 
     Hessian). Progress goes to the ``causefs`` logger at INFO, at most every
     :data:`LOG_INTERVAL` seconds: iteration, objective, elapsed and estimated time left.
 
+    Parameters
+    ----------
+    check : {"cheap", "strict"}
+        ``cheap`` (always on) checks that every block returns a State of the same
+        problem. ``strict`` also checks, after every block, that it left its input
+        untouched, changed only its declared ``writes``, and, for a descent block, did
+        not raise the objective by more than ``rtol`` of its scale (adaptive parameters
+        substituted, :func:`causefs.contracts.check_descent`); for tests and plugin
+        authors, it costs two objective evaluations a block and a copy of the state.
+
     Raises
     ------
+    BlockContractError
+        When a block breaks a checked contract, naming it.
     FloatingPointError
         When the objective becomes NaN or infinite, naming the block that did it (with
         ``trace``) or the iteration and its blocks.
     """
-    needs = ("W", "F", "mu") + (("K",) if state.problem.beta != 0 else ())
-    validate_blocks(init, loop, needs)
+    if check not in CHECKS:
+        raise ValueError(f"unknown check {check!r}; allowed: {', '.join(CHECKS)}")
+    needs = set(objective.needs(state.problem))
+    validate_blocks(init, loop, tuple(needs), state.available())
     records: list = []
     history: list = []
     cache: dict = {}  # objective terms whose inputs a block left untouched are reused
 
     def run(block, iteration, last):
         nonlocal state
+        before = state
+        prints = fingerprints(before) if check == "strict" else None
         start = time.perf_counter()
-        state = block.step(state)
+        state = block.step(before)
         seconds = time.perf_counter() - start
+        check_returned_state(block, before, state, iteration)
+        if check == "strict":
+            check_purity(block, before, prints, state, iteration)
+            if needs <= before.available():
+                check_descent(block, objective, before, state, rtol, iteration)
         record = {"iteration": iteration, "block": block.name, "kind": block.kind,
-                  "seconds": seconds, "objective": None, "terms": None}
-        if (trace or last) and set(needs) <= state.available():
+                  "seconds": seconds, "objective": None, "terms": None,
+                  "info": dict(block.info_)}
+        if (trace or last) and needs <= state.available():
             value = objective(state, cache)
             if not math.isfinite(value.total):
                 blocks = [b.name for b in (loop if iteration else init)]

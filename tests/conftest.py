@@ -5,6 +5,9 @@ import numpy as np
 import pytest
 
 from causefs.datasets import ENV_VAR
+from causefs.testing.profiles import load_profile
+
+load_profile()  # causefs-ci unless $CAUSEFS_HYPOTHESIS_PROFILE says causefs-dev
 
 
 @pytest.fixture(scope="session")

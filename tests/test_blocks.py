@@ -34,7 +34,7 @@ def test_monotone_adaptive_update_descends_without_substitution(name):
     """With adaptive_update='monotone' the graph blocks never raise J as it stands."""
     block = make(name, adaptive_update="monotone")
 
-    @settings(max_examples=25, deadline=None, derandomize=True, database=None)
+    @settings(max_examples=25)
     @given(states())
     def run(state):
         new = block.step(state)
@@ -96,6 +96,6 @@ def test_unknown_block_option_is_named():
 def test_check_step_returns_the_new_state():
     from hypothesis import find
 
-    state = find(states(), lambda s: True, settings=settings(database=None, derandomize=True))
+    state = find(states(), lambda s: True, settings=settings())
     new = check_step(make("selection_matrix"), state)
     assert new.W is not state.W and np.all(np.isfinite(new.W))

@@ -17,7 +17,7 @@ from causefs.graphs import adaptive_graph, adaptive_neighbors, laplacian_quadrat
 from causefs.objective import objective
 from causefs.testing import random_graph, states
 
-SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=None)
+SETTINGS = settings(max_examples=20)  # the rest from the loaded profile (conftest.py)
 
 
 @SETTINGS

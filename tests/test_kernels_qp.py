@@ -61,14 +61,15 @@ def test_simplex_projection_matches_cvxpy():
         assert np.allclose(project_simplex(v, total), x.value, atol=1e-7)
 
 
-@settings(max_examples=15, deadline=None, derandomize=True, database=None)
+@settings(max_examples=15)
 @given(states(beta=1.0))
 def test_backends_agree_on_the_mu_problem(state):
     """cvxpy (reference) and the matrix-free backends reach the same objective (1e-6)."""
     qp = sample_weight_qp(state)
     values = {name: make_qp_backend(name).solve(qp, state.mu).value for name in available("qp")}
     x = make_qp_backend("cvxpy").solve(qp, state.mu).x
-    scale = abs(0.5 * x @ qp.matvec(x)) + abs(qp.linear @ x)
+    # the warm start's magnitude too: at degenerate states the optimum's can vanish
+    scale = sum(abs(0.5 * y @ qp.matvec(y)) + abs(qp.linear @ y) for y in (x, state.mu))
     reference = values.pop("cvxpy")
     for name, value in values.items():
         assert abs(value - reference) <= 1e-6 * scale, (name, value, reference)

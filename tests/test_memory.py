@@ -37,10 +37,15 @@ def test_the_guard_names_a_setting_that_fits(options, phase):
         CauseFS(n_clusters=3, memory_limit="500MB", **options).fit(X)
 
 
-def test_the_guard_can_be_switched_off():
+def test_the_guard_can_be_switched_off(monkeypatch):
+    """A fit that every limit (auto included) refuses runs with memory_limit=None."""
+    monkeypatch.setattr("causefs.memory.available_memory", lambda: 1024)
     X = np.random.default_rng(0).random((40, 5))
+    for limit in ("auto", "1KB"):
+        with pytest.raises(MemoryLimitError):
+            CauseFS(n_clusters=3, max_iter=1, memory_limit=limit).fit(X)
     est = CauseFS(n_clusters=3, max_iter=1, memory_limit=None).fit(X)
-    assert est.memory_estimate_ > 0
+    assert est.memory_estimate_ > 1024
 
 
 def test_estimates_grow_with_the_dense_paths():

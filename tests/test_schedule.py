@@ -5,9 +5,11 @@ import pytest
 
 from causefs import CauseFS, Schedule, ScheduleError
 from causefs.blocks import Block
-from causefs.engine import build_blocks, resolve_schedule, run_cause_fs
+from causefs.engine import build_blocks, resolve_qp, resolve_schedule, run_cause_fs
+from causefs.kernels import LinearKernel
 from causefs.plugins import available
-from causefs.preprocessing import scale_features
+from causefs.preprocessing import scale_features, treatment_coding
+from causefs.objective import CauseFSObjective
 from causefs.scheduler import run_schedule, validate_blocks
 from causefs.state import Problem, State
 from causefs.testing import check_step
@@ -21,7 +23,7 @@ def fit(X, schedule, max_iter=8, **options):
                   mu_total=float(X.shape[0]), kernel="linear", qp="gradient_projection_cg")
     params.update(options)
     return run_cause_fs(scale_features(X), schedule=schedule, max_iter=max_iter, tol=0.0,
-                        **params)
+                        check="strict", **params)
 
 
 def without_structural(update="closed_form"):
@@ -43,7 +45,7 @@ def test_validation_names_every_problem():
     init = build_blocks(["uniform_weights"], {}, {})
     loop = build_blocks(["embedding", "granular_graphs"], {}, {})
     with pytest.raises(ScheduleError) as error:
-        validate_blocks(init, loop)
+        validate_blocks(init, loop, needs=("W", "F", "mu"))
     message = str(error.value)
     assert "loop block 0 ('embedding') reads ['F', 'G', 'W']" in message
     assert "loop block 1 ('granular_graphs') reads ['G', 'W', 'groups', 'nu']" in message
@@ -95,10 +97,9 @@ def test_paper_schedule_descends_block_by_block_with_substitution(blobs):
     descent step in SPEC's sense (re-estimated gamma, xi substituted into both sides)."""
     X = scale_features(blobs[0])
     schedule = without_structural()
-    problem = Problem(X=X, coding=__import__("causefs").preprocessing.treatment_coding(X),
-                      n_clusters=3, alpha=1.0, beta=1e-3, lam=0.1, eps=1e-8, n_neighbors=5,
-                      mu_total=60.0, kernel=__import__("causefs").kernels.LinearKernel())
-    resources = {"qp": __import__("causefs").engine.resolve_qp("gradient_projection_cg")}
+    problem = Problem(X=X, coding=treatment_coding(X), n_clusters=3, alpha=1.0, beta=1e-3,
+                      lam=0.1, eps=1e-8, n_neighbors=5, mu_total=60.0, kernel=LinearKernel())
+    resources = {"qp": resolve_qp("gradient_projection_cg")}
     state = State(problem)
     for block in build_blocks(schedule.init, {}, resources):
         state = block.step(state)
@@ -157,7 +158,8 @@ def test_a_block_that_produces_nan_is_named(blobs):
                       kernel=None)
     init = build_blocks(FULL.init, {}, {})
     with pytest.raises(FloatingPointError, match="after block 'poison'"):
-        run_schedule(State(problem), init, [Poison()], max_iter=1)
+        run_schedule(State(problem), init, [Poison()], objective=CauseFSObjective(),
+                     max_iter=1)
 
 
 def test_schedule_params_override_hyperparameters(blobs):

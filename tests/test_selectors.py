@@ -9,7 +9,7 @@ import scipy.sparse as sp
 import yaml
 from threadpoolctl import threadpool_limits
 
-from causefs.plugins import available, make_selector
+from causefs.selectors import available_selectors, make_selector
 from causefs.preprocessing import scale_features
 from causefs.selectors import MCFS, NDFS, SPEC, UDFS, LaplacianScore
 from causefs.selectors import affinity, laplacian_score, mcfs, ndfs, spec, udfs
@@ -55,7 +55,7 @@ def tiny():
 
 # -- the contract ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", [n for n in available("selector") if n != "causefs"])
+@pytest.mark.parametrize("name", [n for n in available_selectors() if n != "causefs"])
 def test_selector_contract(name, messy):
     selector = make_selector(name)
     kwargs = dict(n_clusters=3, n_features_to_select=5, random_state=7)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import ClassVar
 
 from ..state import PROBLEM_FIELDS, STATE_FIELDS, State
@@ -21,8 +24,9 @@ class Block(ABC):
     Subclasses set the class attributes below and implement :meth:`step`. A block reads
     the variables it declares, never mutates the state it is given, and returns
     ``state.replace(...)`` with exactly the variables it declares in ``writes``.
-    Constructor keywords are the block's options; a constructor argument named after a
-    resource (``qp``: the QP backend) is filled in by the engine.
+    Constructor keywords are the block's options, set in a schedule entry
+    (``{"name": "embedding", "max_iter": 50}``). The engine hands a block only what it
+    declares in ``requires``, as the constructor keyword of that name.
 
     Attributes
     ----------
@@ -38,6 +42,14 @@ class Block(ABC):
     reestimates : tuple of str
         Adaptive parameters the block sets itself (gamma, xi); the descent property
         substitutes the new values into both sides (SPEC).
+    requires : tuple of str
+        What the engine hands the constructor (:data:`causefs.engine.PROVIDED`): the
+        resource ``qp`` (the QP backend) and the estimator settings ``sigma``,
+        ``max_granularity`` and ``max_treatments``. A constructor argument of the same name that is not
+        declared here is never filled in.
+    info_ : dict
+        Diagnostics of the last :meth:`step` (e.g. a solver's iterations), copied into
+        the scheduler's trace; empty unless the block sets it.
     """
 
     name: ClassVar[str]
@@ -46,10 +58,14 @@ class Block(ABC):
     writes: ClassVar[tuple] = ()
     optional_reads: ClassVar[tuple] = ()
     reestimates: ClassVar[tuple] = ()
+    requires: ClassVar[tuple] = ()
+    info_: Mapping = MappingProxyType({})  # read-only: a block assigns its own dict
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if getattr(cls, "__abstractmethods__", None):
+        # ABCMeta sets __abstractmethods__ only after this hook runs
+        if any(getattr(getattr(cls, attr, None), "__isabstractmethod__", False)
+               for attr in dir(cls)):
             return
         if cls.kind not in KINDS:
             raise TypeError(f"{cls.__name__}.kind must be one of {sorted(KINDS)}, got {cls.kind!r}")
@@ -63,6 +79,11 @@ class Block(ABC):
                 )
         if not set(cls.reestimates) <= set(cls.writes):
             raise TypeError(f"{cls.__name__}.reestimates must be a subset of writes")
+        parameters = inspect.signature(cls).parameters
+        missing = [name for name in cls.requires if name not in parameters]
+        if missing:
+            raise TypeError(f"{cls.__name__}.requires names {missing}, which its constructor "
+                            "does not take")
 
     @abstractmethod
     def step(self, state: State) -> State:

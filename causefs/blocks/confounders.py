@@ -52,6 +52,7 @@ class ConfoundersBlock(Block):
     kind = "structural"
     reads = ("X", "W")
     writes = ("K",)
+    requires = ("sigma", "max_treatments")
 
     def __init__(self, sigma: float = 0.2, irrelevant_tol: float = 1e-3,
                  correlation: str = "cosine", max_treatments="auto"):

@@ -29,6 +29,7 @@ class CorrelationGroupsBlock(Block):
     kind = "init"
     reads = ("X",)
     writes = ("groups", "nu")
+    requires = ("max_granularity",)
 
     def __init__(self, max_granularity: int = 10):
         self.max_granularity = max_granularity

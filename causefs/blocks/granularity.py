@@ -42,6 +42,7 @@ class GranularityBlock(Block):
     kind = "structural"
     reads = ("X", "W", "mu", "G")
     writes = ("groups", "nu", "S", "gamma")
+    requires = ("max_granularity",)
 
     def __init__(self, max_granularity: int = 10, grouping: str = "contribution"):
         if grouping not in GROUPING_FEATURES:

@@ -24,6 +24,7 @@ class InitialConfoundersBlock(Block):
     reads = ("X",)
     optional_reads = ("W",)
     writes = ("K",)
+    requires = ("max_treatments",)
 
     def __init__(self, max_treatments="auto"):
         self.max_treatments = check_max_treatments(max_treatments)

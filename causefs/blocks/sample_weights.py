@@ -87,6 +87,7 @@ class SampleWeightsBlock(Block):
     reads = ("X", "W", "F", "mu", "K")
     optional_reads = ("S", "groups")
     writes = ("mu",)
+    requires = ("qp",)
 
     def __init__(self, qp, max_products: int | None = 12, precision: str = "float32"):
         if precision not in PRECISIONS:
@@ -107,7 +108,9 @@ class SampleWeightsBlock(Block):
             shift = exact.matvec(state.mu) - problem.matvec(state.mu)
             problem = dataclasses.replace(problem, linear=problem.linear + shift)
         problem = dataclasses.replace(problem, max_products=self.max_products)
-        mu = self.qp.solve(problem, state.mu).x
+        result = self.qp.solve(problem, state.mu)
+        self.info_ = {"qp_iterations": result.n_iter, "qp_converged": result.converged}
+        mu = result.x
         if problem.balance is not exact.balance and not exact.value(mu) <= exact.value(state.mu):
             mu = state.mu
         return state.replace(mu=mu)

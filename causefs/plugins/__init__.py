@@ -1,19 +1,28 @@
-"""Plugin layer: pluggy hookspecs, the built-in plugin and the registry of named pieces."""
+"""Plugin layer of the solver parts: hookspecs, the plugin manager and the part registry.
+
+Selectors (the methods compared in experiments) are a layer above the estimator and
+have their own registry in :mod:`causefs.selectors.registry`, on the same plugin manager.
+"""
 
 from .hookspecs import hookimpl, hookspec
+from .manager import DISABLE_AUTOLOAD, plugin_manager, register_plugin, unregister_plugin
 from .registry import (
+    PartRegistry,
+    PluginError,
+    Registry,
     available,
     get_block,
     get_schedule,
     make_kernel,
     make_qp_backend,
-    make_selector,
-    plugin_manager,
-    register_plugin,
-    unregister_plugin,
+    parts,
 )
 
 __all__ = [
+    "DISABLE_AUTOLOAD",
+    "PartRegistry",
+    "PluginError",
+    "Registry",
     "available",
     "get_block",
     "get_schedule",
@@ -21,7 +30,7 @@ __all__ = [
     "hookspec",
     "make_kernel",
     "make_qp_backend",
-    "make_selector",
+    "parts",
     "plugin_manager",
     "register_plugin",
     "unregister_plugin",

@@ -14,34 +14,21 @@ from ..qp.projected_gradient import ProjectedGradientBackend
 from .hookspecs import hookimpl
 
 
-@hookimpl
-def causefs_blocks():
-    return list(BUILTIN_BLOCKS)
-
-
-@hookimpl
-def causefs_kernels():
-    return [LinearKernel, RBFKernel]
-
-
-@hookimpl
-def causefs_qp_backends():
-    return [GradientProjectionCGBackend, ProjectedGradientBackend, CvxpyBackend]
-
-
-@hookimpl
-def causefs_selectors():
-    from ..selectors import BUILTIN_SELECTORS
-
-    return list(BUILTIN_SELECTORS)
-
-
-@hookimpl
-def causefs_schedules():
-    # the Hydra config group is the single source of the built-in schedules
+def builtin_schedules() -> list[dict]:
+    """The schedules of the packaged Hydra config group (their single source)."""
     folder = resources.files("causefs.conf").joinpath("schedule")
-    return [
-        yaml.safe_load(entry.read_text())
-        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
-        if entry.name.endswith(".yaml")
-    ]
+    return [yaml.safe_load(entry.read_text())
+            for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+            if entry.name.endswith(".yaml")]
+
+
+@hookimpl
+def causefs_register_parts(registry):
+    for block in BUILTIN_BLOCKS:
+        registry.add_block(block)
+    for kernel in (LinearKernel, RBFKernel):
+        registry.add_kernel(kernel)
+    for backend in (GradientProjectionCGBackend, ProjectedGradientBackend, CvxpyBackend):
+        registry.add_qp_backend(backend)
+    for schedule in builtin_schedules():
+        registry.add_schedule(schedule)

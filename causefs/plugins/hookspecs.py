@@ -6,8 +6,12 @@ through the ``causefs`` entry-point group::
     [project.entry-points.causefs]
     myplugin = "mypackage.causefs_plugin"
 
-Every hook returns a list; the registry merges the lists of all plugins and refuses two
-pieces with the same name.
+Each hook receives a registry object and adds pieces to it; the registry validates every
+piece when it is added and refuses a name another plugin already took, naming both
+plugins. Solver parts (what one fit is made of) and selectors (the methods an experiment
+compares, which sit above the estimator) are two layers with a hook each. A function
+marked ``@hookimpl`` whose name is not one of these hooks is an error at load time
+(:meth:`pluggy.PluginManager.check_pending`), not silently ignored.
 """
 
 from __future__ import annotations
@@ -20,25 +24,17 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def causefs_blocks():
-    """Return a list of :class:`causefs.blocks.Block` subclasses."""
+def causefs_register_parts(registry):
+    """Add solver parts to ``registry`` (a :class:`causefs.plugins.PartRegistry`).
+
+    ``registry.add_block(cls)``, ``registry.add_kernel(cls)``,
+    ``registry.add_qp_backend(cls)``, ``registry.add_schedule(mapping)``.
+    """
 
 
 @hookspec
-def causefs_kernels():
-    """Return a list of :class:`causefs.kernels.Kernel` subclasses."""
+def causefs_register_selectors(registry):
+    """Add feature selectors to ``registry`` (a :class:`causefs.selectors.SelectorRegistry`).
 
-
-@hookspec
-def causefs_qp_backends():
-    """Return a list of :class:`causefs.qp.QPBackend` subclasses."""
-
-
-@hookspec
-def causefs_selectors():
-    """Return a list of :class:`causefs.selectors.Selector` subclasses (methods to compare)."""
-
-
-@hookspec
-def causefs_schedules():
-    """Return a list of schedule mappings ``{"name", "init", "loop", "params"}``."""
+    ``registry.add_selector(cls)``.
+    """

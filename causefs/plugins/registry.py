@@ -1,111 +1,174 @@
-"""Name -> piece registry over every registered plugin."""
+"""Registries of named pieces, filled by the plugins' registration hooks."""
 
 from __future__ import annotations
 
-import functools
 import inspect
+from collections.abc import Mapping
 
-import pluggy
-
-from . import builtin, hookspecs
-
-KINDS = {
-    "block": "causefs_blocks",
-    "kernel": "causefs_kernels",
-    "qp": "causefs_qp_backends",
-    "schedule": "causefs_schedules",
-    "selector": "causefs_selectors",
-}
+from ..blocks import Block
+from ..kernels import Kernel
+from ..qp import QPBackend
+from ..scheduler import Schedule, ScheduleError
+from . import manager
 
 
-@functools.lru_cache(maxsize=None)
-def plugin_manager() -> pluggy.PluginManager:
-    """The plugin manager: built-ins plus every ``causefs`` entry point installed."""
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
-    pm.add_hookspecs(hookspecs)
-    pm.load_setuptools_entrypoints(hookspecs.PROJECT)
-    if not pm.is_registered(builtin):  # running from a source tree without metadata
-        pm.register(builtin, name="builtin")
-    return pm
+class PluginError(ValueError):
+    """A plugin registered an invalid piece, or two plugins registered the same name."""
 
 
-def register_plugin(plugin, name: str | None = None) -> None:
-    """Register a plugin object or module at run time (e.g. in a plugin's own tests)."""
-    plugin_manager().register(plugin, name=name)
-    _table.cache_clear()
+class Registry:
+    """Pieces of some kinds by name, each remembered with the plugin that added it.
+
+    A registration hook receives a view bound to its plugin (:meth:`for_plugin`), so an
+    error names the plugin at fault.
+    """
+
+    #: kind -> base class every piece of that kind subclasses
+    BASES: dict = {}
+
+    def __init__(self):
+        self._pieces = {kind: {} for kind in self.BASES}
+        self._plugin = None
+
+    def for_plugin(self, plugin_name: str) -> "Registry":
+        self._plugin = plugin_name
+        return self
+
+    def _add(self, kind: str, name, piece) -> None:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise PluginError(f"plugin {self._plugin!r} registers a {kind} named {name!r}; "
+                              "a name is an identifier such as 'my_kernel'")
+        table = self._pieces[kind]
+        if name in table:
+            other, other_plugin = table[name]
+            raise PluginError(f"two plugins provide a {kind} named {name!r}: "
+                              f"{other_plugin!r} ({_describe(other)}) and "
+                              f"{self._plugin!r} ({_describe(piece)})")
+        table[name] = (piece, self._plugin)
+
+    def _add_class(self, kind: str, cls) -> None:
+        base = self.BASES[kind]
+        if not (inspect.isclass(cls) and issubclass(cls, base)):
+            raise PluginError(f"plugin {self._plugin!r} registers {cls!r} as a {kind}; "
+                              f"a {kind} is a subclass of {base.__module__}.{base.__name__}")
+        if inspect.isabstract(cls):
+            missing = sorted(cls.__abstractmethods__)
+            raise PluginError(f"plugin {self._plugin!r} registers {kind} {cls.__name__}, "
+                              f"which does not implement {missing}")
+        self._add(kind, getattr(cls, "name", None), cls)
+
+    def names(self, kind: str) -> list[str]:
+        return sorted(self._pieces[kind])
+
+    def get(self, kind: str, name: str):
+        table = self._pieces[kind]
+        if name not in table:
+            raise ValueError(f"unknown {kind} {name!r}; available: {', '.join(sorted(table))}")
+        return table[name][0]
+
+    def plugin_of(self, kind: str, name: str) -> str:
+        """Name of the plugin that registered ``name``."""
+        self.get(kind, name)
+        return self._pieces[kind][name][1]
 
 
-def unregister_plugin(plugin) -> None:
-    plugin_manager().unregister(plugin)
-    _table.cache_clear()
+def _describe(piece) -> str:
+    if inspect.isclass(piece):
+        return f"{piece.__module__}.{piece.__qualname__}"
+    return repr(piece)
 
 
-def _name_of(kind, piece):
-    return piece["name"] if kind == "schedule" else piece.name
+class PartRegistry(Registry):
+    """The solver parts: blocks, kernels, QP backends and schedules."""
+
+    BASES = {"block": Block, "kernel": Kernel, "qp": QPBackend, "schedule": Mapping}
+
+    def add_block(self, cls) -> None:
+        """Add a :class:`~causefs.blocks.Block` subclass under ``cls.name``."""
+        self._add_class("block", cls)
+
+    def add_kernel(self, cls) -> None:
+        """Add a :class:`~causefs.kernels.Kernel` subclass under ``cls.name``."""
+        self._add_class("kernel", cls)
+
+    def add_qp_backend(self, cls) -> None:
+        """Add a :class:`~causefs.qp.QPBackend` subclass under ``cls.name``."""
+        self._add_class("qp", cls)
+
+    def add_schedule(self, spec: Mapping) -> None:
+        """Add a schedule ``{"name", "init", "loop", "params"}`` (validated as a Schedule)."""
+        if not isinstance(spec, Mapping):
+            raise PluginError(f"plugin {self._plugin!r} registers {spec!r} as a schedule; "
+                              "a schedule is a mapping with name, init, loop and params")
+        if "name" not in spec:
+            raise PluginError(f"plugin {self._plugin!r} registers a schedule without a name")
+        try:
+            Schedule.from_mapping(spec)
+        except ScheduleError as exc:
+            raise PluginError(f"plugin {self._plugin!r}, schedule {spec['name']!r}: {exc}") \
+                from exc
+        self._add("schedule", spec["name"], dict(spec))
+
+    def check_schedules(self) -> None:
+        """Every block a registered schedule names is a registered block."""
+        blocks = self._pieces["block"]
+        for name, (spec, plugin) in self._pieces["schedule"].items():
+            schedule = Schedule.from_mapping(spec)
+            for entry in schedule.init + schedule.loop:
+                block = entry if isinstance(entry, str) else entry.get("name")
+                if block not in blocks:
+                    raise PluginError(f"schedule {name!r} of plugin {plugin!r} names block "
+                                      f"{block!r}, which no plugin registers; blocks: "
+                                      f"{', '.join(sorted(blocks))}")
 
 
-@functools.lru_cache(maxsize=None)
-def _table(kind: str) -> dict:
-    hook = getattr(plugin_manager().hook, KINDS[kind])
-    table, origin = {}, {}
-    for plugin_pieces in hook():
-        for piece in plugin_pieces or ():
-            name = _name_of(kind, piece)
-            if name in table and table[name] is not piece:
-                raise ValueError(f"two plugins provide a {kind} named {name!r}: "
-                                 f"{origin[name]!r} and {piece!r}")
-            table[name], origin[name] = piece, piece
-    return table
+_parts: list = [None, None]  # (generation, PartRegistry)
+
+
+def parts() -> PartRegistry:
+    """The solver parts of every registered plugin (rebuilt when the plugins change)."""
+    if _parts[0] != manager.generation() or _parts[1] is None:
+        registry = PartRegistry()
+        manager.collect("causefs_register_parts", registry)
+        registry.check_schedules()
+        _parts[:] = [manager.generation(), registry]
+    return _parts[1]
 
 
 def available(kind: str) -> list[str]:
-    """Sorted names of the registered pieces of ``kind`` (block, kernel, qp, schedule)."""
-    if kind not in KINDS:
-        raise ValueError(f"unknown plugin kind {kind!r}; allowed: {', '.join(KINDS)}")
-    return sorted(_table(kind))
-
-
-def _lookup(kind: str, name: str):
-    table = _table(kind)
-    if name not in table:
-        raise ValueError(f"unknown {kind} {name!r}; available: {', '.join(sorted(table))}")
-    return table[name]
+    """Sorted names of the registered parts of ``kind`` (block, kernel, qp, schedule)."""
+    if kind not in PartRegistry.BASES:
+        raise ValueError(f"unknown part kind {kind!r}; allowed: "
+                         f"{', '.join(PartRegistry.BASES)} (selectors: "
+                         "causefs.selectors.available_selectors)")
+    return parts().names(kind)
 
 
 def get_block(name: str):
     """Block class registered as ``name``."""
-    return _lookup("block", name)
+    return parts().get("block", name)
 
 
 def get_schedule(name: str) -> dict:
     """Schedule mapping registered as ``name``."""
-    return dict(_lookup("schedule", name))
+    return dict(parts().get("schedule", name))
 
 
-def _construct(kind: str, spec, **options):
-    if isinstance(spec, str):
-        cls = _lookup(kind, spec)
-    else:
-        cls = spec
+def construct(kind: str, cls, **options):
+    """``cls(**options)``, refusing options its constructor does not take by name."""
     accepted = inspect.signature(cls).parameters
     unknown = set(options) - set(accepted)
     if unknown:
         raise ValueError(f"{kind} {cls.name!r} has no option(s) {sorted(unknown)}; "
-                         f"its options are {sorted(accepted)}")
+                         f"its options are {sorted(accepted) or 'none'}")
     return cls(**options)
 
 
 def make_kernel(name: str, **options):
     """Instantiate the kernel registered as ``name`` with ``options``."""
-    return _construct("kernel", name, **options)
-
-
-def make_selector(name: str, **options):
-    """Instantiate the selector registered as ``name`` with ``options``."""
-    cls = _lookup("selector", name)
-    return cls(**options)
+    return construct("kernel", parts().get("kernel", name), **options)
 
 
 def make_qp_backend(name: str, **options):
     """Instantiate the QP backend registered as ``name`` with ``options``."""
-    return _construct("qp", name, **options)
+    return construct("qp", parts().get("qp", name), **options)

@@ -1,19 +1,21 @@
 """Feature selectors that one sweep can compare: CAUSE-FS and the baselines.
 
 A selector scores every feature of preprocessed data (higher = better); the evaluation
-protocol keeps the top rho. They are plugins of kind ``selector`` in the registry
-(:func:`causefs.plugins.available`), built-ins included.
+protocol keeps the top rho. Selectors are a plugin layer above the estimator
+(hook ``causefs_register_selectors``): :func:`available_selectors` lists the registered
+ones, built-ins included, and :func:`make_selector` builds one by name.
 """
 
 from .base import Selector, ranking_from_scores
+from .builtin import BUILTIN_SELECTORS
 from .cause_fs import AllFeatures, CauseFSSelector
 from .laplacian_score import LaplacianScore
 from .mcfs import MCFS
 from .ndfs import NDFS
+from .registry import SelectorRegistry, available_selectors, make_selector
 from .spec import SPEC
 from .udfs import UDFS
 
-BUILTIN_SELECTORS = (CauseFSSelector, AllFeatures, LaplacianScore, SPEC, MCFS, UDFS, NDFS)
-
 __all__ = ["BUILTIN_SELECTORS", "AllFeatures", "CauseFSSelector", "LaplacianScore", "MCFS",
-           "NDFS", "SPEC", "Selector", "UDFS", "ranking_from_scores"]
+           "NDFS", "SPEC", "Selector", "SelectorRegistry", "UDFS", "available_selectors",
+           "make_selector", "ranking_from_scores"]

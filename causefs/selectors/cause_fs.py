@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..estimator import CauseFS
 from .base import Selector
 
 
@@ -19,8 +20,6 @@ class CauseFSSelector(Selector):
         self.params = params
 
     def score(self, X, *, n_clusters, n_features_to_select, random_state=0):
-        from ..estimator import CauseFS
-
         params = {"preprocessing": "none", **self.params}
         self.estimator_ = CauseFS(n_clusters=n_clusters,
                                   n_features_to_select=min(n_features_to_select, X.shape[1]),

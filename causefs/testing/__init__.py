@@ -6,10 +6,12 @@ A plugin author tests a new block the way the built-ins are tested::
     check_block(MyBlock())            # descent, purity, validity, determinism
 
 and ``check_kernel`` / ``check_qp_backend`` for kernels and QP backends. The hypothesis
-strategies behind them are in :mod:`causefs.testing.strategies`.
+strategies behind them are in :mod:`causefs.testing.strategies`; the hypothesis profiles
+they run under (``causefs-ci``, ``causefs-dev``) in :mod:`causefs.testing.profiles`.
 """
 
 from .checks import check_block, check_kernel, check_qp_backend, check_state, check_step
+from .profiles import load_profile
 from .strategies import problems, random_graph, simplex_qps, states
 
 __all__ = [
@@ -18,6 +20,7 @@ __all__ = [
     "check_qp_backend",
     "check_state",
     "check_step",
+    "load_profile",
     "problems",
     "random_graph",
     "simplex_qps",

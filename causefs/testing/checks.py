@@ -2,17 +2,26 @@
 
 Each ``check_*`` runs a hypothesis property over random valid inputs and raises
 ``AssertionError`` (hypothesis reports the shrunk counterexample) when the piece breaks
-its contract. They are deterministic (derandomized) so they behave the same in CI.
+its contract. They run under the current hypothesis profile: load ``causefs-ci``
+(derandomized, the same examples every run) or ``causefs-dev`` (fresh examples, more of
+them) from :mod:`causefs.testing.profiles`; ``max_examples`` overrides the profile's.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ..objective import objective
+from ..contracts import (
+    BlockContractError,
+    check_descent,
+    check_purity,
+    check_returned_state,
+    fingerprints,
+)
+from ..objective import CauseFSObjective
 from ..qp import QPResult, SimplexQP
 from ..qp.gradient_projection_cg import GradientProjectionCGBackend
 from ..state import STATE_FIELDS, State
@@ -20,19 +29,9 @@ from .strategies import problems, simplex_qps, states
 
 
 def _settings(max_examples):
-    return settings(max_examples=max_examples, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-def _fingerprint(value):
-    if value is None:
-        return None
-    if isinstance(value, tuple):
-        return tuple(_fingerprint(v) for v in value)
-    if sp.issparse(value):
-        value = sp.csc_array(value)
-        return (value.shape, value.indices.tobytes(), value.indptr.tobytes(), value.data.tobytes())
-    return np.asarray(value).tobytes()
+    """The current hypothesis profile (see :mod:`causefs.testing.profiles`), with
+    ``max_examples`` when given."""
+    return settings(max_examples=max_examples) if max_examples is not None else settings()
 
 
 def _close(a, b, rtol=1e-10) -> bool:
@@ -108,40 +107,30 @@ def check_state(state: State) -> None:
 def check_step(block, state: State, rtol: float = 1e-9) -> State:
     """Run one step of ``block`` on ``state`` and assert the block contract.
 
-    The block returns a new :class:`State` of the same problem, changes only the
-    variables it declares in ``writes``, leaves its input untouched, is deterministic,
-    produces valid variables, and, for a descent block, does not raise the objective:
-    ``J(step(state)) <= J(state) + rtol * scale`` with the block's re-estimated adaptive
-    parameters substituted into both sides (SPEC, "Descent and monotonicity").
+    The contract the scheduler checks with ``check="strict"``
+    (:mod:`causefs.contracts`: a new State of the same problem, only declared writes
+    changed, the input untouched, no rise of the objective for a descent block, with
+    re-estimated adaptive parameters substituted into both sides), plus valid variables
+    (:func:`check_state`) and determinism.
     """
-    before = {f: _fingerprint(getattr(state, f)) for f in STATE_FIELDS}
+    prints = fingerprints(state)
     new = block.step(state)
-    assert isinstance(new, State), f"{block.name}.step must return a State, got {type(new).__name__}"
-    assert new.problem is state.problem, f"{block.name}.step replaced the problem"
-    for field in STATE_FIELDS:
-        assert _fingerprint(getattr(state, field)) == before[field], \
-            f"{block.name}.step mutated its input's {field!r}"
-        if field not in block.writes:
-            assert getattr(new, field) is getattr(state, field), \
-                f"{block.name} changed {field!r}, which it does not declare in writes"
+    try:
+        check_returned_state(block, state, new)
+        check_purity(block, state, prints, new)
+        check_descent(block, CauseFSObjective(), state, new, rtol)
+    except BlockContractError as exc:
+        raise AssertionError(str(exc)) from exc
     check_state(new)
     again = block.step(state)
     for field in block.writes:
         assert _close(getattr(new, field), getattr(again, field)), \
             f"{block.name}.step is not deterministic in {field!r}"
-    if block.kind == "descent":
-        reference = state.replace(**{f: getattr(new, f) for f in block.reestimates})
-        start, end = objective(reference), objective(new)
-        scale = sum(abs(v) for v in start.terms.values()) + 1e-300
-        assert end.total <= start.total + rtol * scale, (
-            f"descent block {block.name!r} raised the objective from {start.total!r} to "
-            f"{end.total!r} (by {(end.total - start.total) / scale:.3g} of its scale); "
-            f"terms before {start.terms}, after {end.terms}"
-        )
     return new
 
 
-def check_block(block, *, strategy=None, max_examples: int = 40, rtol: float = 1e-9) -> None:
+def check_block(block, *, strategy=None, max_examples: int | None = None,
+                rtol: float = 1e-9) -> None:
     """Property test of a block on random valid states (see :func:`check_step`).
 
     Init blocks get a state holding only the variables they read.
@@ -151,7 +140,8 @@ def check_block(block, *, strategy=None, max_examples: int = 40, rtol: float = 1
     block : Block
     strategy : hypothesis strategy of State, optional
         Defaults to :func:`~causefs.testing.strategies.states`.
-    max_examples : int
+    max_examples : int, optional
+        Defaults to the current hypothesis profile's.
     rtol : float
         Allowed relative rise of the objective (rounding).
     """
@@ -179,7 +169,7 @@ def _kernel_cases(draw, kernel):
     return problem, K, v
 
 
-def check_kernel(kernel, *, max_examples: int = 30, rtol: float = 1e-8) -> None:
+def check_kernel(kernel, *, max_examples: int | None = None, rtol: float = 1e-8) -> None:
     """Property test of an MMD kernel's balance operator.
 
     ``dense()`` is symmetric positive semidefinite; ``quad``, ``matvec`` and ``dense``
@@ -251,7 +241,7 @@ def reference_optimum(qp: SimplexQP, max_rounds: int = 100) -> float:
     return qp.value(x, Px) - qp.frank_wolfe_gap(x, Px + q)
 
 
-def check_qp_backend(backend, *, max_examples: int = 30, rtol: float = 1e-6) -> None:
+def check_qp_backend(backend, *, max_examples: int | None = None, rtol: float = 1e-6) -> None:
     """Property test of a QP backend on random convex simplex QPs.
 
     The result is feasible, reports its own objective, never exceeds the warm start, and

@@ -46,15 +46,26 @@ def random_data(rng: np.random.Generator, n: int, d: int, duplicates: bool) -> n
 @st.composite
 def problems(draw, min_samples=12, max_samples=30, min_features=3, max_features=10,
              kernel=None, beta=None, mu_total=None):
-    """A random :class:`~causefs.state.Problem` (small sizes; kernel defaults to linear)."""
+    """A random :class:`~causefs.state.Problem` (small sizes; kernel defaults to linear).
+
+    Some problems are as small as the closed forms allow (``n = k + 2``) and some have
+    binary or mostly tied columns, whose median split leaves a group empty.
+    """
     seed = draw(st.integers(0, 2**32 - 1))
-    n = draw(st.integers(min_samples, max_samples))
-    d = draw(st.integers(min_features, max_features))
-    h = draw(st.integers(2, 4))
     k = draw(st.integers(1, 4))
+    h = draw(st.integers(2, 4))
+    if draw(st.booleans()) and min_samples <= max(k + 2, h + 1):
+        n = max(k + 2, h + 1)  # the smallest n: the (k+1)-th neighbour is the last one
+    else:
+        n = draw(st.integers(min_samples, max_samples))
+    d = draw(st.integers(min_features, max_features))
     duplicates = draw(st.booleans())
     rng = np.random.default_rng(seed)
     X = random_data(rng, n, d, duplicates)
+    if draw(st.booleans()):
+        tied = rng.choice(d, size=max(1, d // 3), replace=False)
+        X[:, tied] = np.where(rng.random((n, tied.size)) < 0.8, 0.0, 1.0)
+        X[0, tied], X[2, tied] = 0.0, 1.0
     log_uniform = lambda low, high: float(10 ** rng.uniform(low, high))  # noqa: E731
     return Problem(
         X=X,
@@ -75,21 +86,33 @@ def problems(draw, min_samples=12, max_samples=30, min_features=3, max_features=
 def states(draw, problem=None, granular=True, **problem_options):
     """A random valid :class:`~causefs.state.State` with every variable of SPEC's table set.
 
-    ``granular=False`` gives a state without granular graphs (ablation II). Adaptive
-    parameters gamma and xi are random positive numbers: the descent properties must
-    hold for any value.
+    ``granular=False`` gives a state without granular graphs (ablation II), ``None``
+    draws either. Adaptive parameters gamma and xi are random non-negative numbers (the
+    descent properties must hold for any value). Degenerate states are drawn too: rows
+    of W and entries of mu that are exactly zero, empty and full confounder sets, and
+    zero gamma and xi.
     """
     p = problem if problem is not None else draw(problems(**problem_options))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     n, d, h, k = p.n_samples, p.n_features, p.n_clusters, p.n_neighbors
     W = rng.standard_normal((d, h)) * 10 ** rng.uniform(-3, 1)
     W[rng.random(d) < 0.3] *= 1e-4  # rows near the eps floor
+    if draw(st.booleans()):
+        W[rng.random(d) < 0.3] = 0.0  # rows exactly zero
     F, _ = np.linalg.qr(rng.standard_normal((n, h)))
-    mu = rng.dirichlet(np.full(n, 0.5)) * p.mu_total
+    mu = rng.dirichlet(np.full(n, 0.5))
+    if draw(st.booleans()):
+        mu[rng.random(n) < 0.3] = 0.0  # samples weighted exactly zero
+        mu[0] += mu.sum() == 0
+    mu *= p.mu_total / mu.sum()
     is_treatment = np.any(p.coding != 0, axis=0)
-    K = (rng.random((d, d)) < 0.7) & ~np.eye(d, dtype=bool) & is_treatment[None, :]
-    fields = dict(W=W, D=irls_weights(W, p.eps), F=F, mu=mu, K=K,
-                  G=random_graph(rng, n, k), xi=rng.random(n) * 10 ** rng.uniform(-3, 1))
+    density = draw(st.sampled_from([0.7, 0.0, 1.0]))  # random, empty, full confounder sets
+    K = (rng.random((d, d)) < density) & ~np.eye(d, dtype=bool) & is_treatment[None, :]
+    adaptive_scale = draw(st.sampled_from([1.0, 0.0]))  # 0: gamma and xi exactly zero
+    fields = dict(W=W, D=irls_weights(W, p.eps), F=F, mu=mu, K=K, G=random_graph(rng, n, k),
+                  xi=adaptive_scale * rng.random(n) * 10 ** rng.uniform(-3, 1))
+    if granular is None:
+        granular = draw(st.booleans())
     if granular:
         M = int(rng.integers(1, min(3, d) + 1))
         groups = np.concatenate([np.arange(M), rng.integers(0, M, d - M)])
@@ -98,7 +121,8 @@ def states(draw, problem=None, granular=True, **problem_options):
             groups=groups,
             nu=rng.dirichlet(np.ones(M)),
             S=tuple(random_graph(rng, n, k) for _ in range(M)),
-            gamma=tuple(rng.random(n) * 10 ** rng.uniform(-3, 1) for _ in range(M)),
+            gamma=tuple(adaptive_scale * rng.random(n) * 10 ** rng.uniform(-3, 1)
+                        for _ in range(M)),
         )
     return State(p, **fields)
 

@@ -1,0 +1,19 @@
+"""The built-in selectors (CAUSE-FS and the baselines), registered as a plugin."""
+
+from __future__ import annotations
+
+from ..plugins.hookspecs import hookimpl
+from .cause_fs import AllFeatures, CauseFSSelector
+from .laplacian_score import LaplacianScore
+from .mcfs import MCFS
+from .ndfs import NDFS
+from .spec import SPEC
+from .udfs import UDFS
+
+BUILTIN_SELECTORS = (CauseFSSelector, AllFeatures, LaplacianScore, SPEC, MCFS, UDFS, NDFS)
+
+
+@hookimpl
+def causefs_register_selectors(registry):
+    for selector in BUILTIN_SELECTORS:
+        registry.add_selector(selector)

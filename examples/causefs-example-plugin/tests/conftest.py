@@ -1,0 +1,3 @@
+from causefs.testing import load_profile
+
+load_profile()

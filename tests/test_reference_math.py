@@ -1,0 +1,300 @@
+"""Every objective term and closed form against a dense reference written from SPEC.md.
+
+The references below are deliberately naive (dense matrices, explicit loops over columns
+and treatments) and use nothing from causefs but the state's fields, so a wrong formula in
+the library cannot be copied into its own check. The optimality properties test what the
+descent property cannot: that the S, G and mu blocks minimize the right function, not just
+some function that happens to lower J from a random state.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.sparse import csc_array
+
+from causefs.blocks import (
+    ConfoundersBlock,
+    FusedGraphBlock,
+    GranularGraphsBlock,
+    GranularityBlock,
+    InitialSelectionBlock,
+    SampleWeightsBlock,
+    SelectionMatrixBlock,
+)
+from causefs.objective import objective
+from causefs.preprocessing import treatment_coding
+from causefs.qp.projected_gradient import ProjectedGradientBackend
+from causefs.testing import states
+from causefs.testing.strategies import random_data
+
+# ---------------------------------------------------------------- references (SPEC) ----
+
+
+def dense(A):
+    return A.toarray() if hasattr(A, "toarray") else np.asarray(A)
+
+
+def laplacian(A):
+    """SPEC: ``L_A = D_A - (A + A')/2``, ``D_A`` the row sums of ``(A + A')/2``."""
+    sym = 0.5 * (dense(A) + dense(A).T)
+    return np.diag(sym.sum(axis=1)) - sym
+
+
+def reference_treatment(X, rule="median", normalization="group"):
+    """SPEC: binarize at the median (or mean); an empty group falls back to the mean; a
+    feature that still cannot be split is no treatment (zero coding)."""
+    n, d = X.shape
+    coding = np.zeros((n, d))
+    for r in range(d):
+        x = X[:, r]
+        treated = x > (np.median(x) if rule == "median" else np.mean(x))
+        if treated.all() or not treated.any():
+            treated = x > np.mean(x)
+        if treated.all() or not treated.any():
+            continue
+        if normalization == "group":
+            coding[:, r] = np.where(treated, 1.0 / treated.sum(), -1.0 / (~treated).sum())
+        else:
+            coding[:, r] = np.where(treated, 1.0, -1.0) / n
+    return coding
+
+
+def reference_terms(state):
+    """Paper eq. 3.5 as written in SPEC, one term at a time, dense."""
+    p = state.problem
+    X, W, F, mu = p.X, state.W, state.F, state.mu
+    Xt = np.diag(mu) @ X
+    terms = {
+        "regression": p.alpha * np.sum((Xt @ W - F) ** 2),
+        "fused_smoothness": np.trace(F.T @ laplacian(state.G) @ F),
+        "sparsity": p.lam * sum(np.sqrt(W[f] @ W[f] + p.eps) for f in range(W.shape[0])),
+        "granular_graphs": 0.0,
+        "fusion": sum(state.xi[j] * np.sum(dense(state.G)[:, j] ** 2) for j in range(len(mu))),
+        "balance": 0.0,
+    }
+    for m, (S, gamma) in enumerate(zip(state.S or (), state.gamma or ())):
+        R = np.diag((state.groups == m).astype(float))
+        terms["granular_graphs"] += np.trace(W.T @ R @ Xt.T @ laplacian(S) @ Xt @ R @ W)
+        terms["granular_graphs"] += sum(gamma[j] * np.sum(dense(S)[:, j] ** 2)
+                                        for j in range(len(mu)))
+        terms["fusion"] -= state.nu[m] * np.sum(dense(state.G) * dense(S))
+    if p.beta != 0:
+        for r in range(X.shape[1]):
+            Z = X[:, state.K[:, r]]  # z_i^r = x_i[K[:, r]]
+            a = p.coding[:, r]
+            kernel = Z @ Z.T  # linear kappa
+            terms["balance"] += p.beta * sum(mu[i] * mu[j] * a[i] * a[j] * kernel[i, j]
+                                             for i in range(len(mu)) for j in range(len(mu)))
+    return terms
+
+
+def reference_adaptive(tau, k):
+    """eq. S.5 column by column: keep the k smallest tau_ij (i != j), ties by index;
+    ``S_ij = (tau_(k+1)j - tau_ij) / (k tau_(k+1)j - sum_p tau_pj)``; gamma_j is half the
+    denominator; a zero denominator gives 1/k on the k nearest and gamma_j = 0."""
+    n = tau.shape[0]
+    S, gamma = np.zeros((n, n)), np.zeros(n)
+    for j in range(n):
+        candidates = [i for i in range(n) if i != j]
+        order = sorted(candidates, key=lambda i: (tau[i, j], i))
+        nearest, next_tau = order[:k], tau[order[k], j]
+        denominator = k * next_tau - sum(tau[i, j] for i in nearest)
+        for i in nearest:
+            S[i, j] = (next_tau - tau[i, j]) / denominator if denominator > 0 else 1.0 / k
+        gamma[j] = denominator / 2 if denominator > 0 else 0.0
+    return S, gamma
+
+
+def half_squared_distances(Y):
+    n = Y.shape[0]
+    return np.array([[0.5 * np.sum((Y[i] - Y[j]) ** 2) for j in range(n)] for i in range(n)])
+
+
+def reference_granular_graphs(state, groups, nu):
+    """SPEC, S block: ``tau_ij = 1/2 ||mu_i x_i R_m W - mu_j x_j R_m W||^2 - nu_m G_ij``."""
+    graphs = []
+    for m in range(len(nu)):
+        Y = np.array([state.mu[i] * (state.X[i] * (groups == m)) @ state.W
+                      for i in range(state.problem.n_samples)])
+        graphs.append(reference_adaptive(half_squared_distances(Y) - nu[m] * dense(state.G),
+                                         state.problem.n_neighbors))
+    return graphs
+
+
+def reference_fused_graph(state):
+    """SPEC, G block: ``delta_ij = 1/2 ||F_i - F_j||^2 - sum_m nu_m S[m]_ij``."""
+    delta = half_squared_distances(state.F)
+    for m, S in enumerate(state.S or ()):
+        delta -= state.nu[m] * dense(S)
+    return reference_adaptive(delta, state.problem.n_neighbors)
+
+
+def reference_D(W, eps):
+    """SPEC: ``D_f = 1 / (2 sqrt(||W_f||^2 + eps))``."""
+    return np.array([1.0 / (2.0 * np.sqrt(W[f] @ W[f] + eps)) for f in range(W.shape[0])])
+
+
+def reference_nu(W, groups):
+    """SPEC: ``nu_m = sum_{f in Delta_m} ||W_f||^2 / sum_f ||W_f||^2``."""
+    contribution = np.array([W[f] @ W[f] for f in range(W.shape[0])])
+    return np.array([contribution[groups == m].sum() for m in range(groups.max() + 1)]) \
+        / contribution.sum()
+
+
+def reference_confounders(state, sigma, tol, correlation):
+    """SPEC: K[:, r] = all features minus r, minus the irrelevant U, minus the adjustment
+    features (normalized correlation with r below sigma); only treatments have any."""
+    X, W = state.X, state.W
+    d = W.shape[0]
+    contribution = np.array([W[f] @ W[f] for f in range(d)])
+    irrelevant = contribution < tol * contribution.max()
+    K = np.zeros((d, d), dtype=bool)
+    for r in range(d):
+        if not np.any(state.problem.coding[:, r]):
+            continue
+        candidates = [f for f in range(d) if f != r and not irrelevant[f]]
+        if correlation == "cosine":
+            norm = lambda v: v / np.linalg.norm(v) if np.linalg.norm(v) > 0 else v  # noqa: E731
+            corr = {f: abs(norm(W[f]) @ norm(W[r])) for f in candidates}
+        else:
+            corr = {f: abs(np.corrcoef(X[:, f], X[:, r])[0, 1]) for f in candidates}
+        largest = max(corr.values(), default=0.0)
+        for f in candidates:
+            K[f, r] = largest > 0 and corr[f] / largest >= sigma
+    return K
+
+
+def assert_graph_equal(ours, reference, what):
+    S, gamma = reference
+    np.testing.assert_allclose(dense(ours[0]), S, atol=1e-9, err_msg=f"{what} weights")
+    np.testing.assert_allclose(ours[1], gamma, rtol=1e-9, atol=1e-12, err_msg=f"{what} gamma")
+
+
+# ---------------------------------------------------------------------- tests ----------
+
+
+@given(states())
+def test_every_objective_term_equals_the_dense_reference(state):
+    ours = objective(state).terms
+    reference = reference_terms(state)
+    scale = sum(abs(v) for v in reference.values()) + 1e-300
+    for name, value in reference.items():
+        assert ours[name] == pytest.approx(value, rel=1e-9, abs=1e-10 * scale), name
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(3, 25), st.sampled_from(["median", "mean"]),
+       st.sampled_from(["group", "paper"]))
+def test_treatment_coding_equals_the_reference(seed, n, rule, normalization):
+    rng = np.random.default_rng(seed)
+    X = random_data(rng, n, 6, duplicates=bool(seed % 2))
+    X[:, 1] = rng.integers(0, 2, n)  # binary: the median split can leave a group empty
+    X[:, 2] = np.where(np.arange(n) == 0, 1.0, 0.0)  # one outlier: only the mean splits
+    X[:, 3] = 0.5  # constant: no treatment
+    X[:, 4] = np.where(np.arange(n) < n - 2, 0.3, rng.random())  # mostly tied
+    np.testing.assert_allclose(treatment_coding(X, rule, normalization),
+                               reference_treatment(X, rule, normalization), atol=1e-15)
+
+
+@given(states())
+def test_granular_graphs_equal_the_closed_form(state):
+    new = GranularGraphsBlock().step(state)
+    for m, reference in enumerate(reference_granular_graphs(state, state.groups, state.nu)):
+        assert_graph_equal((new.S[m], new.gamma[m]), reference, f"S[{m}]")
+
+
+@given(states(granular=None))
+def test_fused_graph_equals_the_closed_form(state):
+    new = FusedGraphBlock().step(state)
+    assert_graph_equal((new.G, new.xi), reference_fused_graph(state), "G")
+
+
+@given(states())
+def test_w_blocks_store_d_of_the_new_w(state):
+    for block in (SelectionMatrixBlock(), InitialSelectionBlock()):
+        new = block.step(state)
+        np.testing.assert_allclose(new.D, reference_D(new.W, state.problem.eps), rtol=1e-12)
+
+
+@given(states())
+def test_granularity_sets_nu_and_rebuilds_s_for_the_new_groups(state):
+    new = GranularityBlock(max_granularity=4).step(state)
+    np.testing.assert_allclose(new.nu, reference_nu(state.W, new.groups), rtol=1e-10)
+    rebuilt = reference_granular_graphs(state, new.groups, new.nu)
+    assert len(new.S) == len(rebuilt)
+    for m, reference in enumerate(rebuilt):
+        assert_graph_equal((new.S[m], new.gamma[m]), reference, f"S[{m}]")
+
+
+@given(states(), st.sampled_from([0.0, 0.2, 0.7, 1.0]), st.sampled_from(["cosine", "pearson"]))
+def test_confounder_sets_equal_the_reference(state, sigma, correlation):
+    new = ConfoundersBlock(sigma=sigma, correlation=correlation).step(state)
+    expected = reference_confounders(state, sigma, 1e-3, correlation)
+    mismatch = np.argwhere(new.K != expected)
+    assert not mismatch.size, f"K differs at (f, r) = {mismatch[:5].tolist()}"
+
+
+# ---------------------------------------------------------------- optimality -----------
+
+
+def perturbations(rng, current, total, exclude=None):
+    """Feasible points: mixtures of ``current`` with random points of the scaled simplex
+    (with a zero at ``exclude``), at several step lengths."""
+    n = current.size
+    for t in (1e-4, 1e-2, 0.3, 1.0):
+        other = rng.dirichlet(np.full(n, 0.3)) * total
+        if exclude is not None:
+            other[exclude] = 0.0
+            other *= total / other.sum()
+        yield (1 - t) * current + t * other
+
+
+def assert_no_better(state, candidates, what, rtol=1e-9):
+    value = objective(state).total
+    scale = sum(abs(v) for v in objective(state).terms.values()) + 1e-300
+    for candidate in candidates:
+        lower = objective(candidate).total
+        assert lower >= value - rtol * scale, \
+            f"a feasible {what} lowers J from {value!r} to {lower!r}"
+
+
+def with_column(graph, j, column):
+    A = dense(graph).copy()
+    A[:, j] = column
+    return csc_array(A)
+
+
+@given(states(), st.integers(0, 2**32 - 1))
+def test_no_feasible_perturbation_of_a_granular_graph_lowers_j(state, seed):
+    new = GranularGraphsBlock().step(state)  # gamma is the block's; S is then optimal
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(len(new.S)))
+    for j in rng.choice(state.problem.n_samples, size=3):
+        column = dense(new.S[m])[:, j]
+        candidates = []
+        for other in perturbations(rng, column, 1.0, exclude=j):
+            S = list(new.S)
+            S[m] = with_column(new.S[m], j, other)
+            candidates.append(new.replace(S=tuple(S)))
+        assert_no_better(new, candidates, f"column {j} of S[{m}]")
+
+
+@given(states(granular=None), st.integers(0, 2**32 - 1))
+def test_no_feasible_perturbation_of_the_fused_graph_lowers_j(state, seed):
+    new = FusedGraphBlock().step(state)
+    rng = np.random.default_rng(seed)
+    for j in rng.choice(state.problem.n_samples, size=3):
+        column = dense(new.G)[:, j]
+        candidates = [new.replace(G=with_column(new.G, j, other))
+                      for other in perturbations(rng, column, 1.0, exclude=j)]
+        assert_no_better(new, candidates, f"column {j} of G")
+
+
+@given(states(), st.integers(0, 2**32 - 1))
+def test_no_feasible_perturbation_of_mu_lowers_j(state, seed):
+    backend = ProjectedGradientBackend(rtol=1e-13, max_iter=200_000)
+    new = SampleWeightsBlock(backend, max_products=None, precision="float64").step(state)
+    rng = np.random.default_rng(seed)
+    candidates = [new.replace(mu=mu)
+                  for mu in perturbations(rng, new.mu, state.problem.mu_total)]
+    assert_no_better(new, candidates, "mu", rtol=1e-7)
