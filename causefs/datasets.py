@@ -67,6 +67,19 @@ class Dataset:
     def n_classes(self) -> int | None:
         return None if self.y is None else int(np.unique(self.y).size)
 
+    def sha256(self) -> str:
+        """Hash of the content (shapes, ``X`` as float64, ``y``): the data's identity in
+        the results store, whatever file or path it came from."""
+        digest = hashlib.sha256()
+        X = np.ascontiguousarray(self.X, dtype=np.float64)
+        digest.update(repr(X.shape).encode())
+        digest.update(X.tobytes())
+        if self.y is not None:
+            y = np.ascontiguousarray(self.y)
+            digest.update(repr((y.dtype.str, y.shape)).encode())
+            digest.update(y.tobytes() if y.dtype != object else repr(y.tolist()).encode())
+        return digest.hexdigest()
+
 
 def data_home(path: str | os.PathLike | None = None) -> Path:
     """The data directory: ``path``, else ``$CAUSEFS_DATA``."""
@@ -74,8 +87,9 @@ def data_home(path: str | os.PathLike | None = None) -> Path:
         path = os.environ.get(ENV_VAR)
     if not path:
         raise DatasetError(
-            f"no data directory: pass data_home=... or set the environment variable {ENV_VAR} "
-            "to the directory holding the benchmark .npz files"
+            f"no data directory: set the environment variable {ENV_VAR} to the directory "
+            "holding the benchmark .npz files, or pass it as data_home= in Python or "
+            "data_dir= on the causefs command line"
         )
     return Path(path).expanduser()
 
@@ -189,7 +203,8 @@ def load_benchmark(name: str, data_home_path=None, verify: bool = True) -> Datas
     path = folder / spec.file
     if not path.exists():
         raise DatasetError(f"benchmark {key!r} not found: put {spec.file} in {folder} "
-                           f"(the data directory, set by data_home or ${ENV_VAR})")
+                           f"(the data directory: data_home= in Python, data_dir= on the "
+                           f"causefs command line, or ${ENV_VAR})")
     if verify:
         digest = sha256(path)
         if digest != spec.sha256:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .store import ResultStore
+from .store import ResultStore, StoreError
 
 #: the paper's Tables (ACC and NMI, %, 20 features): method -> dataset -> (mean, std)
 PAPER_ACC = {
@@ -303,8 +303,20 @@ def _pixel_figures(rows, out, plt, data_home):
 
 
 def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool = True) -> str:
-    """Write tables (Markdown, CSV) and figures; returns the Markdown."""
-    results = list(ResultStore(store_dir))
+    """Write tables (Markdown, CSV) and figures; returns the Markdown.
+
+    Raises
+    ------
+    StoreError
+        ``store_dir`` is not a directory or holds no valid entry (invalid entries are
+        skipped with a :class:`~causefs.store.StoreWarning` naming the file).
+    """
+    store = ResultStore(store_dir)
+    if not store.root.is_dir():
+        raise StoreError(f"no results store at {store.root}")
+    results = list(store)
+    if not results:
+        raise StoreError(f"no valid results in {store.root}: nothing to report")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = collect(results, rho)
@@ -330,7 +342,11 @@ def main(argv=None):
     parser.add_argument("--data-dir", default=None, help="benchmark data (default $CAUSEFS_DATA)")
     parser.add_argument("--no-figures", action="store_true")
     args = parser.parse_args(argv)
-    print(report(args.store, args.out, args.rho, args.data_dir, not args.no_figures))
+    try:
+        text = report(args.store, args.out, args.rho, args.data_dir, not args.no_figures)
+    except StoreError as error:
+        parser.exit(1, f"{parser.prog}: error: {error}\n")
+    print(text)
 
 
 if __name__ == "__main__":
