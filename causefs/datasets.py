@@ -8,8 +8,10 @@ directory's ``MANIFEST.md``.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import os
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +49,9 @@ EMBEDDED = ("digits", "synthetic")
 
 _FEATURE_KEYS = ("X", "fea", "data", "features")
 _LABEL_KEYS = ("y", "gnd", "Y", "labels", "label", "target")
+
+
+_NOT_FINITE = "missing and infinite values are not supported: drop or impute them first"
 
 
 class DatasetError(ValueError):
@@ -119,28 +124,113 @@ def _as_labels(y) -> np.ndarray:
     return y.ravel()
 
 
-def _orient(X, y, source):
-    """MATLAB files often store X as (d, n): transpose when the labels say so."""
+def _as_features(X, source, key) -> np.ndarray:
+    """``X`` as a 2-D float array, or a :class:`DatasetError` naming the key."""
     X = np.asarray(X)
     if X.ndim != 2:
-        raise DatasetError(f"{source}: features must be a 2-D array, got shape {X.shape}")
+        raise DatasetError(f"{source}: features {key!r} must be a 2-D array, got shape "
+                           f"{X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise DatasetError(f"{source}: features {key!r} hold {X.dtype} values, not numbers")
+    return X.astype(float, copy=False)
+
+
+def _check_values(X, y, source, key) -> None:
+    """No NaN or infinity in ``X`` or ``y``: a :class:`DatasetError` names the first."""
+    bad = np.argwhere(~np.isfinite(X))
+    if bad.size:
+        row, column = bad[0]
+        raise DatasetError(f"{source}: {key}, sample {row + 1}, feature {column + 1} "
+                           f"(1-based) is {X[row, column]} ({_NOT_FINITE})")
+    if y is not None and y.dtype.kind == "f" and not np.isfinite(y).all():
+        row = int(np.flatnonzero(~np.isfinite(y))[0])
+        raise DatasetError(f"{source}: the label of sample {row + 1} is {y[row]}")
+
+
+def _orient(X, y, source):
+    """MATLAB files often store X as (d, n): transpose when the labels say so."""
     if y is not None and X.shape[0] != y.shape[0] and X.shape[1] == y.shape[0]:
         X = X.T
     if y is not None and X.shape[0] != y.shape[0]:
         raise DatasetError(f"{source}: {X.shape[0]} samples but {y.shape[0]} labels")
+    if X.shape[0] < 2 or X.shape[1] < 1:
+        raise DatasetError(f"{source}: {X.shape[0]} samples x {X.shape[1]} features; a "
+                           "dataset needs at least 2 samples (rows) and 1 feature")
     return X, y
+
+
+def _load_npz(path: Path) -> dict:
+    # an .npz is a zip archive; anything else would reach numpy's pickle loader, whose
+    # error suggests loading the file unsafely
+    if not zipfile.is_zipfile(path):
+        raise DatasetError(f"{path} is not an .npz file (not a zip archive)")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {key: archive[key] for key in archive.files}
+    except ValueError as error:
+        if "pickle" in str(error):
+            raise DatasetError(f"{path} holds object (pickled) arrays, which are never "
+                               "loaded: store numeric arrays only") from None
+        raise DatasetError(f"{path} is not a readable .npz file: {error}") from None
+    except (zipfile.BadZipFile, OSError, EOFError) as error:
+        raise DatasetError(f"{path} is truncated or corrupt: {error}") from None
 
 
 def _load_mat(path: Path):
     import h5py
     import scipy.io
 
-    if h5py.is_hdf5(path):  # MATLAB v7.3 files are HDF5 (behind a 512-byte header)
-        with h5py.File(path, "r") as handle:
-            # MATLAB stores arrays column-major: h5py sees them transposed
-            return {key: np.asarray(handle[key]).T for key in handle.keys()
-                    if isinstance(handle[key], h5py.Dataset)}
-    return scipy.io.loadmat(path)
+    try:
+        if h5py.is_hdf5(path):  # MATLAB v7.3 files are HDF5 (behind a 512-byte header)
+            with h5py.File(path, "r") as handle:
+                # MATLAB stores arrays column-major: h5py sees them transposed
+                return {key: np.asarray(handle[key]).T for key in handle.keys()
+                        if isinstance(handle[key], h5py.Dataset)}
+        return scipy.io.loadmat(path)
+    except (ValueError, TypeError, OSError, EOFError, NotImplementedError) as error:
+        raise DatasetError(f"{path} is not a readable .mat file: {error}") from None
+
+
+def _read_csv(path: Path) -> np.ndarray:
+    """Numbers of a comma-separated file (one header line allowed), (rows, columns).
+
+    A cell that is not a number, a row of another width, or an empty file raises a
+    :class:`DatasetError` naming the line and column.
+    """
+    try:
+        with open(path, newline="") as handle:
+            rows = [(number, row) for number, row in enumerate(csv.reader(handle), start=1)
+                    if any(cell.strip() for cell in row)]
+    except UnicodeDecodeError as error:
+        raise DatasetError(f"{path} is not a text (CSV) file: {error}") from None
+    if rows and not _numeric(rows[0][1]):
+        rows = rows[1:]  # a header line
+    if not rows:
+        raise DatasetError(f"{path} holds no data rows")
+    width = len(rows[0][1])
+    table = np.empty((len(rows), width))
+    for i, (line, row) in enumerate(rows):
+        if len(row) != width:
+            raise DatasetError(f"{path}, line {line}: {len(row)} columns, the first data "
+                               f"row has {width}")
+        for column, cell in enumerate(row):
+            try:
+                table[i, column] = float(cell)
+            except ValueError:
+                raise DatasetError(f"{path}, line {line}, column {column + 1}: {cell!r} is "
+                                   "not a number") from None
+            if not np.isfinite(table[i, column]):
+                raise DatasetError(f"{path}, line {line}, column {column + 1}: {cell!r} "
+                                   f"({_NOT_FINITE})")
+    return table
+
+
+def _numeric(row) -> bool:
+    try:
+        [float(cell) for cell in row]
+        return True
+    except ValueError:
+        return False
 
 
 def load_file(path: str | os.PathLike, label_column: int | None = None) -> Dataset:
@@ -150,40 +240,45 @@ def load_file(path: str | os.PathLike, label_column: int | None = None) -> Datas
     ``data``, ``features`` and optionally the labels under ``y``, ``gnd``, ``Y``,
     ``labels``, ``label``, ``target``. A ``.csv`` file is numbers only (a header line is
     skipped); ``label_column`` names the column holding labels (e.g. -1), if any.
+    Pickled content is never loaded.
+
+    Raises
+    ------
+    DatasetError
+        Any file that cannot be read as a dataset; the message names the file, and the
+        line (row) and column where that applies.
     """
     path = Path(path).expanduser()
     if not path.exists():
         raise DatasetError(f"no file at {path}")
+    if path.is_dir():
+        raise DatasetError(f"{path} is a directory, not a data file")
     suffix = path.suffix.lower()
     source = str(path)
-    if suffix in (".npz", ".mat"):
-        contents = np.load(path) if suffix == ".npz" else _load_mat(path)
-        X = contents[_pick(contents, _FEATURE_KEYS, "feature", source)]
-        label_keys = [k for k in _LABEL_KEYS if k in contents]
-        y = _as_labels(contents[label_keys[0]]) if label_keys else None
-    elif suffix == ".csv":
-        table = np.genfromtxt(path, delimiter=",", skip_header=_has_header(path))
-        if table.ndim == 1:
-            table = table[:, None]
+    if suffix not in (".npz", ".mat", ".csv"):
+        raise DatasetError(f"unsupported file type {suffix!r} ({path}); use .npz, .mat or .csv")
+    if label_column is not None and suffix != ".csv":
+        raise DatasetError(f"label_column applies to .csv files only ({path}); .npz/.mat "
+                           f"files name their labels {', '.join(_LABEL_KEYS)}")
+    if suffix == ".csv":
+        table = _read_csv(path)
         y = None
         if label_column is not None:
+            if not -table.shape[1] <= label_column < table.shape[1]:
+                raise DatasetError(f"{path}: label_column={label_column} is out of range "
+                                   f"for its {table.shape[1]} columns")
             y = table[:, label_column]
             table = np.delete(table, label_column, axis=1)
-        X = table
+        X, y = _orient(table, y, source)
     else:
-        raise DatasetError(f"unsupported file type {suffix!r} ({path}); use .npz, .mat or .csv")
-    X, y = _orient(X, y, source)
+        contents = _load_npz(path) if suffix == ".npz" else _load_mat(path)
+        key = _pick(contents, _FEATURE_KEYS, "feature", source)
+        X = _as_features(contents[key], source, key)
+        label_keys = [k for k in _LABEL_KEYS if k in contents]
+        y = _as_labels(contents[label_keys[0]]) if label_keys else None
+        X, y = _orient(X, y, source)
+        _check_values(X, y, source, key)
     return Dataset(name=path.stem, X=X, y=y, source=source)
-
-
-def _has_header(path: Path) -> int:
-    with open(path) as handle:
-        first = handle.readline()
-    try:
-        [float(v) for v in first.strip().split(",") if v.strip()]
-        return 0
-    except ValueError:
-        return 1
 
 
 def load_benchmark(name: str, data_home_path=None, verify: bool = True) -> Dataset:
@@ -225,6 +320,8 @@ def load_dataset(name: str, path: str | None = None, data_home_path=None,
     supported file). ``synthetic`` keywords go to :func:`make_causal`."""
     if path is not None:
         return load_file(path, label_column)
+    if name == "file":
+        raise DatasetError("dataset 'file' needs a path: load_dataset('file', path=...)")
     if name == "synthetic":
         return make_causal(**synthetic)
     if name == "digits":
