@@ -36,7 +36,7 @@ from .evaluation import causal_recovery, evaluate_ranking
 from .memory import MemoryLimitError
 from .plugins.registry import make_selector
 from .preprocessing import scale_features
-from .scheduler import seconds_by
+from .scheduler import ScheduleError, seconds_by
 from .selectors import ranking_from_scores
 from .store import ResultStore, StoreError, job_key, write_json_atomic
 
@@ -47,7 +47,7 @@ _NOT_IN_KEY = ("verbose", "memory_limit", "data_dir", "store", "result_file", "e
 DEBUG_ENV_VAR = "CAUSEFS_DEBUG"
 
 #: errors of the user's making: printed as one line (the message names the key or file)
-USER_ERRORS = (ConfigError, DatasetError, MemoryLimitError, StoreError)
+USER_ERRORS = (ConfigError, DatasetError, MemoryLimitError, ScheduleError, StoreError)
 
 
 def versions() -> dict:

@@ -20,7 +20,7 @@ from .datasets import BENCHMARKS, EMBEDDED, make_causal
 from .engine import resolve_kernel, resolve_qp, resolve_schedule
 from .memory import parse_memory_limit
 from .metrics import NMI_AVERAGES
-from .plugins.registry import available, make_selector
+from .plugins.registry import available, get_block, make_selector
 from .preprocessing import SCALINGS
 from .store import ResultStore, StoreError
 
@@ -131,7 +131,7 @@ def _check_method(cfg) -> None:
         raise ConfigError("method: must be a config group entry with a name")
     name = method.pop("name")
     if name == "causefs":
-        for group, resolve in (("schedule", resolve_schedule), ("kernel", resolve_kernel),
+        for group, resolve in (("schedule", _check_schedule), ("kernel", resolve_kernel),
                                ("qp", resolve_qp)):
             try:
                 resolve(_plain(cfg, group))
@@ -148,6 +148,13 @@ def _check_method(cfg) -> None:
         make_selector(name, **method)
     except (ValueError, TypeError) as error:
         raise ConfigError(f"method={name}: {error}") from None
+
+
+def _check_schedule(spec) -> None:
+    """Every block of the schedule is registered (their order is checked by the fit)."""
+    schedule = resolve_schedule(spec)
+    for entry in (*schedule.init, *schedule.loop):
+        get_block(entry if isinstance(entry, str) else dict(entry).get("name"))
 
 
 def _check_evaluation(evaluation) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import numbers
 import os
 import zipfile
 from dataclasses import dataclass
@@ -364,11 +365,23 @@ def make_causal(n_samples: int = 1000, n_features: int = 100, *, n_clusters: int
     Feature columns are shuffled (with ``seed``); ``causal`` and ``spurious`` give their
     positions. ``y`` is C.
     """
+    for name, value, low in (("n_samples", n_samples, 2), ("n_features", n_features, 1),
+                             ("n_clusters", n_clusters, 1), ("n_causal", n_causal, 0),
+                             ("n_spurious", n_spurious, 0), ("seed", seed, 0)):
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
+            raise DatasetError(f"synthetic data: {name} must be an integer >= {low}, "
+                               f"got {value!r}")
     if n_causal + n_spurious > n_features:
-        raise ValueError(f"n_causal + n_spurious = {n_causal + n_spurious} exceeds "
-                         f"n_features = {n_features}")
+        raise DatasetError(f"synthetic data: n_causal + n_spurious = "
+                           f"{n_causal + n_spurious} exceeds n_features = {n_features}")
+    for name, value in (("confounding", confounding), ("separation", separation)):
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) \
+                or not np.isfinite(value):
+            raise DatasetError(f"synthetic data: {name} must be a finite number, "
+                               f"got {value!r}")
     if not 0 <= confounding <= 1:
-        raise ValueError(f"confounding must lie in [0, 1], got {confounding}")
+        raise DatasetError(f"synthetic data: confounding must lie in [0, 1], got "
+                           f"{confounding}")
     rng = np.random.default_rng(seed)
     environment = rng.integers(0, n_clusters, n_samples)
     clusters = np.where(rng.random(n_samples) < confounding, environment,

@@ -168,9 +168,9 @@ class ResultStore:
         """The valid entry of ``key``; :class:`InvalidEntryError` (naming the file) if it
         is unreadable or invalid, ``FileNotFoundError`` if there is none."""
         path = self.path(key)
-        text = path.read_text()
+        content = path.read_bytes()
         try:
-            return validate_entry(json.loads(text), key, spec)
+            return validate_entry(json.loads(content), key, spec)
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
             raise InvalidEntryError(f"{path}: not valid JSON ({error})") from None
         except InvalidEntryError as error:

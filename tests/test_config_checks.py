@@ -1,0 +1,164 @@
+"""The causefs command checks its whole configuration before any fit and reports a user
+error as one line naming the key (causefs.config_checks, causefs.cli)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hydra import compose, initialize_config_module
+
+from causefs import cli
+from causefs.config_checks import ConfigError, check_config
+
+FAST = ["max_iter=1", "evaluation.n_runs=1", "verbose=false"]
+
+
+def composed(*overrides):
+    with initialize_config_module(config_module="causefs.conf", version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides))
+
+
+@pytest.fixture
+def no_fit(monkeypatch):
+    """Fail the test if a run gets as far as loading data or fitting."""
+    def forbidden(*args, **kwargs):
+        raise AssertionError("reached the data or the fit")
+
+    monkeypatch.setattr(cli, "load_dataset", forbidden)
+    monkeypatch.setattr(cli.CauseFS, "fit", forbidden)
+
+
+#: override -> text the one-line error must contain (the key and what is allowed)
+BEFORE_ANY_DATA = {
+    "evaluation.n_runs=0": "evaluation.n_runs=0: must be an integer >= 1",
+    "evaluation.n_runs=2.5": "evaluation.n_runs=2.5",
+    "evaluation.rhos=[0]": "evaluation.rhos=[0]: must be a non-empty list",
+    "evaluation.rhos=[]": "evaluation.rhos=[]",
+    "evaluation.rhos=[20,abc]": "evaluation.rhos",
+    "evaluation.nmi_average=bogus": "evaluation.nmi_average='bogus': allowed values are "
+                                    "arithmetic, max",
+    "evaluation.seed=-1": "evaluation.seed=-1",
+    "evaluation.enabled=maybe": "evaluation.enabled='maybe': must be true or false",
+    "evaluation.all_features=1": "evaluation.all_features=1: must be true or false",
+    "n_clusters=2.5": "n_clusters=2.5: must be an integer >= 2",
+    "n_clusters=1": "n_clusters=1",
+    "n_clusters=abc": "n_clusters='abc'",
+    "n_features_to_select=0": "n_features_to_select=0",
+    "n_features_to_select=0.5": "n_features_to_select=0.5",
+    "n_features_to_select=null": "n_features_to_select=None",
+    "preprocessing=zscore": "preprocessing='zscore': allowed values are minmax, standard, none",
+    "random_state=-3": "random_state=-3",
+    "random_state=null": "random_state=None",
+    "verbose=2": "verbose=2: must be true or false",
+    "memory_limit=lots": "memory_limit='lots'",
+    "memory_limit=-5": "memory_limit=-5",
+    "memory_limit=0": "memory_limit=0",
+    "memory_limit=true": "memory_limit=True",
+    "memory_limit=8XB": "memory_limit='8XB'",
+    "result_file=''": "result_file=''",
+    "result_file=out/": "result_file='out/'",
+    "store.enabled=yes": "store.enabled='yes'",
+    "store.overwrite=2": "store.overwrite=2",
+    "+foo=1": "unknown key(s) foo",
+    "dataset=file": "dataset.path is not set",
+    "dataset.label_column=-1": "dataset.label_column=-1: applies to .csv files only",
+    "+dataset.n_samples=100": "dataset.n_samples: only dataset=synthetic takes generator options",
+    "method=mcfs method.weight=x": "method=mcfs: weight must be one of",
+    "method=mcfs +method.foo=1": "method.foo: not an option of method=mcfs",
+    "method=ndfs method.alpha=-1": "method=ndfs: alpha must be",
+    "method=spec method.style=1": "method=spec",
+    "kernel.name=nope": "kernel: unknown kernel 'nope'",
+    "qp.name=nope": "qp: unknown qp",
+    "+kernel.foo=1": "kernel: kernel 'linear' has no option(s) ['foo']",
+    "schedule.loop=[nope]": "schedule:",
+}
+
+
+@pytest.mark.parametrize("override, message", BEFORE_ANY_DATA.items())
+def test_bad_keys_fail_before_any_data_is_loaded(no_fit, tmp_path, override, message):
+    cfg = composed(*FAST, *override.split())
+    with pytest.raises(ConfigError) as error:
+        cli.run(cfg, output_dir=tmp_path)
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_synthetic_options_are_checked_by_name(no_fit, tmp_path):
+    with pytest.raises(ConfigError, match="dataset.n_points: not an option of dataset=synthetic"):
+        cli.run(composed("dataset=synthetic", "+dataset.n_points=3", *FAST), output_dir=tmp_path)
+
+
+def test_an_unwritable_store_fails_before_any_data(no_fit, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    cfg = composed("store.enabled=true", f"store.dir={blocker / 'store'}", *FAST)
+    with pytest.raises(ConfigError, match=r"store.dir: .* is not writable"):
+        cli.run(cfg, output_dir=tmp_path)
+
+
+#: keys bounded by the data (digits: 1797 x 64, 10 classes): checked before the fit
+AGAINST_DATA = {
+    "n_features_to_select=65": "n_features_to_select=65: exceeds the 64 features",
+    "evaluation.rhos=[20,100]": "100 exceeds the 64 features",
+    "n_clusters=5000": "n_clusters=5000: exceeds the 1797 samples",
+    "n_neighbors=0": "n_neighbors",
+    "alpha=-1": "alpha",
+    "sigma=2": "sigma",
+}
+
+
+@pytest.mark.parametrize("override, message", AGAINST_DATA.items())
+def test_data_bounded_keys_fail_before_the_fit(monkeypatch, tmp_path, override, message):
+    def forbidden(*args, **kwargs):
+        raise AssertionError("reached the fit")
+
+    monkeypatch.setattr(cli.CauseFS, "fit", forbidden)
+    with pytest.raises(ConfigError, match=message):
+        cli.run(composed(*FAST, override), output_dir=tmp_path)
+
+
+def test_baselines_get_the_same_checks(monkeypatch, tmp_path):
+    with pytest.raises(ConfigError, match="n_features_to_select=100: exceeds the 64"):
+        cli.run(composed("method=mcfs", "n_features_to_select=100", *FAST), output_dir=tmp_path)
+
+
+def test_unlabelled_data_without_n_clusters_is_a_config_error(tmp_path):
+    np.savetxt(tmp_path / "x.csv", np.random.default_rng(0).random((20, 4)), delimiter=",")
+    cfg = composed("dataset=file", f"dataset.path={tmp_path / 'x.csv'}", "n_features_to_select=2", *FAST)
+    with pytest.raises(ConfigError, match="n_clusters=null: .* has no labels"):
+        cli.run(cfg, output_dir=tmp_path)
+
+
+def test_the_default_config_passes():
+    check_config(composed())
+    check_config(composed("+experiment=compare"))
+
+
+def run_cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "causefs.cli", *args], capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, timeout=600)
+
+
+def test_user_errors_are_one_line_and_exit_2(tmp_path):
+    out = run_cli("evaluation.n_runs=0", f"hydra.run.dir={tmp_path}")
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "causefs: error: evaluation.n_runs=0: must be an integer >= 1 "
+        "(set CAUSEFS_DEBUG=1 for the traceback)"]
+    assert not (tmp_path / "result.json").exists()
+    debug = run_cli("evaluation.n_runs=0", f"hydra.run.dir={tmp_path}",
+                    env={"CAUSEFS_DEBUG": "1", "HYDRA_FULL_ERROR": "1"})
+    assert debug.returncode != 0 and "Traceback" in debug.stderr
+    assert "ConfigError: evaluation.n_runs=0" in debug.stderr
+
+
+def test_help_names_the_app_and_explains_the_main_keys():
+    out = run_cli("--help")
+    assert out.returncode == 0
+    assert out.stdout.startswith("causefs: CAUSE-FS")
+    for key in ("dataset=NAME", "data_dir=DIR", "method=NAME", "n_features_to_select=K",
+                "memory_limit", "evaluation.rhos", "store.enabled", "CAUSEFS_DEBUG"):
+        assert key in out.stdout, key
+    assert "cli is powered by Hydra" not in out.stdout
