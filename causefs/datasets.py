@@ -188,7 +188,8 @@ def _load_mat(path: Path):
                 return {key: np.asarray(handle[key]).T for key in handle.keys()
                         if isinstance(handle[key], h5py.Dataset)}
         return scipy.io.loadmat(path)
-    except (ValueError, TypeError, OSError, EOFError, NotImplementedError) as error:
+    except (ValueError, TypeError, OSError, EOFError, NotImplementedError,
+            scipy.io.matlab.MatReadError) as error:
         raise DatasetError(f"{path} is not a readable .mat file: {error}") from None
 
 
