@@ -62,21 +62,34 @@ def check_choice(key, value, allowed):
     return value
 
 
-def _known_top_level_keys() -> set:
+def _known_config() -> DictConfig:
+    """config.yaml with its groups (``dataset``, ``method``, ...) as empty entries."""
     text = resources.files("causefs.conf").joinpath("config.yaml").read_text()
     config = OmegaConf.create(text)
-    groups = {entry if isinstance(entry, str) else next(iter(entry))
-              for entry in config.get("defaults", [])}
-    return set(config) | groups | {"hydra"}
+    for entry in config.get("defaults", []):
+        group = entry if isinstance(entry, str) else next(iter(entry))
+        if group != "_self_":
+            config[group] = {}
+    return config
 
 
 def _plain(cfg, key):
     return OmegaConf.to_container(cfg[key], resolve=True)
 
 
+def _unknown_keys(cfg, known: DictConfig, prefix="") -> list:
+    """Keys of ``cfg`` that ``known`` (config.yaml) lacks, in the groups config.yaml
+    defines fully (the top level, ``evaluation``, ``store``)."""
+    unknown = [f"{prefix}{k}" for k in cfg if k not in known]
+    for group in ("evaluation", "store"):
+        if not prefix and group in cfg and group in known:
+            unknown += _unknown_keys(cfg[group], known[group], f"{group}.")
+    return unknown
+
+
 def check_config(cfg: DictConfig) -> None:
     """Raise :class:`ConfigError` for the first key that is not allowed."""
-    unknown = sorted(set(cfg) - _known_top_level_keys() - {"defaults"})
+    unknown = sorted(set(_unknown_keys(cfg, _known_config())) - {"defaults"})
     if unknown:
         raise ConfigError(f"unknown key(s) {', '.join(unknown)}: see causefs --help")
     _check_dataset(cfg)
@@ -165,6 +178,8 @@ def _check_evaluation(evaluation) -> None:
             or not all(_is_int(rho) and rho >= 1 for rho in rhos)):
         _fail("evaluation.rhos", OmegaConf.to_container(rhos) if OmegaConf.is_list(rhos)
               else rhos, "must be a non-empty list of integers >= 1")
+    if len(set(rhos)) < len(rhos):
+        _fail("evaluation.rhos", OmegaConf.to_container(rhos), "lists a number twice")
     check_int("evaluation.n_runs", evaluation.n_runs, low=1)
     check_int("evaluation.seed", evaluation.seed, low=0)
     check_choice("evaluation.nmi_average", evaluation.nmi_average, NMI_AVERAGES)
@@ -194,3 +209,7 @@ def check_against_data(cfg: DictConfig, n_samples: int, n_features: int) -> None
               f"{too_many[0]} exceeds the {n_features} features of the data")
     if cfg.n_clusters is not None and cfg.n_clusters > n_samples:
         _fail("n_clusters", cfg.n_clusters, f"exceeds the {n_samples} samples of the data")
+    neighbors = cfg.method.get("n_neighbors")  # a baseline's kNN graph
+    if cfg.method.name != "causefs" and neighbors is not None and neighbors >= n_samples:
+        _fail("method.n_neighbors", neighbors, f"needs more than {neighbors} samples, the "
+              f"data has {n_samples}")

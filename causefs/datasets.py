@@ -259,6 +259,10 @@ def load_file(path: str | os.PathLike, label_column: int | None = None) -> Datas
     source = str(path)
     if suffix not in (".npz", ".mat", ".csv"):
         raise DatasetError(f"unsupported file type {suffix!r} ({path}); use .npz, .mat or .csv")
+    if label_column is not None and (not isinstance(label_column, numbers.Integral)
+                                     or isinstance(label_column, bool)):
+        raise DatasetError(f"label_column must be a column number such as -1, got "
+                           f"{label_column!r} ({path})")
     if label_column is not None and suffix != ".csv":
         raise DatasetError(f"label_column applies to .csv files only ({path}); .npz/.mat "
                            f"files name their labels {', '.join(_LABEL_KEYS)}")

@@ -73,6 +73,12 @@ BEFORE_ANY_DATA = {
     "qp.name=nope": "qp: unknown qp",
     "+kernel.foo=1": "kernel: kernel 'linear' has no option(s) ['foo']",
     "schedule.loop=[nope]": "schedule:",
+    "+evaluation.foo=1": "unknown key(s) evaluation.foo",
+    "+store.foo=1": "unknown key(s) store.foo",
+    "evaluation.rhos=[4,4]": "evaluation.rhos=[4, 4]: lists a number twice",
+    "kernel=rbf kernel.n_components=0": "kernel: rbf n_components must be an integer >= 1",
+    "kernel=rbf kernel.n_pairs=-1": "kernel: rbf n_pairs must be an integer >= 1",
+    "kernel=rbf kernel.exact_budget=-1": "kernel: rbf exact_budget must be a number >= 0",
 }
 
 
@@ -119,9 +125,14 @@ def test_data_bounded_keys_fail_before_the_fit(monkeypatch, tmp_path, override, 
         cli.run(composed(*FAST, override), output_dir=tmp_path)
 
 
-def test_baselines_get_the_same_checks(monkeypatch, tmp_path):
-    with pytest.raises(ConfigError, match="n_features_to_select=100: exceeds the 64"):
-        cli.run(composed("method=mcfs", "n_features_to_select=100", *FAST), output_dir=tmp_path)
+@pytest.mark.parametrize("overrides, message", [
+    (["n_features_to_select=100"], "n_features_to_select=100: exceeds the 64"),
+    (["method.n_neighbors=2000"], "method.n_neighbors=2000: needs more than 2000 samples"),
+])
+def test_baselines_get_the_same_checks(monkeypatch, tmp_path, overrides, message):
+    monkeypatch.setattr(cli, "make_selector", None)  # never reached
+    with pytest.raises(ConfigError, match=message):
+        cli.run(composed(*FAST, "method=mcfs", *overrides), output_dir=tmp_path)
 
 
 def test_unlabelled_data_without_n_clusters_is_a_config_error(tmp_path):

@@ -169,6 +169,8 @@ def _write(path, content):
     ("bad.mat", np.random.default_rng(1).bytes(300), None, "is not a readable .mat file"),
     ("empty.mat", b"", None, "is not a readable .mat file"),
     ("labels.npz", None, 0, "label_column applies to .csv files only"),
+    ("lab_float.csv", "1,2,0\n3,4,1\n", 1.5, "label_column must be a column number"),
+    ("lab_text.csv", "1,2,0\n3,4,1\n", "a", "label_column must be a column number"),
 ])
 def test_bad_files_are_reported_with_their_name(tmp_path, name, content, label_column, match):
     path = tmp_path / name

@@ -63,3 +63,13 @@ def test_good_memory_limits(limit, value):
     assert parse_memory_limit(limit) == value
     if limit not in ("auto", None):
         assert parse_bytes(limit) == value
+
+
+@pytest.mark.parametrize("selector", ["laplacian_score", "spec", "mcfs", "udfs", "ndfs"])
+def test_baselines_on_unscaled_huge_values_say_so(selector):
+    from causefs.plugins import make_selector
+
+    X = np.random.default_rng(0).random((40, 5))
+    with pytest.raises(ValueError, match="overflow squared distances: scale the features"):
+        make_selector(selector).score(np.vstack([X * 1e308, -X * 1e308]), n_clusters=2,
+                                      n_features_to_select=2)

@@ -73,6 +73,11 @@ def knn_indices(X: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.ndarray
     samples, at distance 0). Ties are broken by scikit-learn's ``NearestNeighbors``.
     """
     n = X.shape[0]
+    # a squared distance is at most 4 d max|x|^2: it must stay below the float64 maximum
+    largest = float(np.abs(X).max()) if X.size else 0.0
+    if largest > np.sqrt(np.finfo(float).max / (4 * X.shape[1])):
+        raise ValueError(f"values up to {largest:.3g} overflow squared distances: scale "
+                         "the features first (causefs.preprocessing.scale_features)")
     if n_neighbors >= n:
         raise ValueError(f"n_neighbors={n_neighbors} needs at least {n_neighbors + 1} "
                          f"samples, got {n}")
