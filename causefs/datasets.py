@@ -194,19 +194,19 @@ def _load_mat(path: Path):
 
 
 def _read_csv(path: Path) -> np.ndarray:
-    """Numbers of a comma-separated file (one header line allowed), (rows, columns).
+    """Numbers of a comma-separated file (one header line of names allowed), (rows, columns).
 
     A cell that is not a number, a row of another width, or an empty file raises a
     :class:`DatasetError` naming the line and column.
     """
     try:
-        with open(path, newline="") as handle:
+        with open(path, newline="", encoding="utf-8-sig") as handle:  # -sig: drop a BOM
             rows = [(number, row) for number, row in enumerate(csv.reader(handle), start=1)
                     if any(cell.strip() for cell in row)]
     except UnicodeDecodeError as error:
         raise DatasetError(f"{path} is not a text (CSV) file: {error}") from None
-    if rows and not _numeric(rows[0][1]):
-        rows = rows[1:]  # a header line
+    if rows and not any(_numeric([cell]) for cell in rows[0][1]):
+        rows = rows[1:]  # a header line: no cell is a number (a typo in data is an error)
     if not rows:
         raise DatasetError(f"{path} holds no data rows")
     width = len(rows[0][1])

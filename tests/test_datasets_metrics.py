@@ -159,6 +159,7 @@ def _write(path, content):
     ("nan.csv", "1,2\nnan,4\n", None, r"line 2, column 1: 'nan' \(missing and infinite"),
     ("inf.csv", "1,2\n3,-inf\n", None, r"line 2, column 2: '-inf'"),
     ("ragged.csv", "1,2,3\n4,5\n", None, r"line 2: 2 columns, the first data row has 3"),
+    ("typo_first_row.csv", "1,2,x\n4,5,6\n7,8,9\n", None, r"line 1, column 3: 'x' is not"),
     ("labels.csv", "1,2,0\n3,4,1\n", 3, r"label_column=3 is out of range for its 3 columns"),
     ("labels_neg.csv", "1,2,0\n3,4,1\n", -4, r"label_column=-4 is out of range"),
     ("labels_only.csv", "0\n1\n", 0, r"2 samples x 0 features"),
@@ -266,3 +267,8 @@ def test_content_hash_ignores_the_path_and_sees_every_value(tmp_path, arrays):
     assert load_file(tmp_path / "b.npz").sha256() != first.sha256()
     np.savez(tmp_path / "b.npz", X=X, y=y[::-1])
     assert load_file(tmp_path / "b.npz").sha256() != first.sha256()
+
+
+def test_a_byte_order_mark_is_not_a_header(tmp_path):
+    data = load_file(_write(tmp_path / "bom.csv", "\ufeff1,2\n3,4\n5,6\n"))
+    np.testing.assert_array_equal(data.X, [[1, 2], [3, 4], [5, 6]])
