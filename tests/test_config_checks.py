@@ -20,14 +20,20 @@ def composed(*overrides):
         return compose(config_name="config", overrides=list(overrides))
 
 
+def _forbidden(*args, **kwargs):
+    raise AssertionError("reached the data or the fit")
+
+
 @pytest.fixture
 def no_fit(monkeypatch):
-    """Fail the test if a run gets as far as loading data or fitting."""
-    def forbidden(*args, **kwargs):
-        raise AssertionError("reached the data or the fit")
+    """Fail the test if a run gets as far as fitting."""
+    monkeypatch.setattr(cli.CauseFS, "fit", _forbidden)
 
-    monkeypatch.setattr(cli, "load_dataset", forbidden)
-    monkeypatch.setattr(cli.CauseFS, "fit", forbidden)
+
+@pytest.fixture
+def no_data(monkeypatch, no_fit):
+    """Fail the test if a run gets as far as loading data."""
+    monkeypatch.setattr(cli, "load_dataset", _forbidden)
 
 
 #: override -> text the one-line error must contain (the key and what is allowed)
@@ -83,7 +89,7 @@ BEFORE_ANY_DATA = {
 
 
 @pytest.mark.parametrize("override, message", BEFORE_ANY_DATA.items())
-def test_bad_keys_fail_before_any_data_is_loaded(no_fit, tmp_path, override, message):
+def test_bad_keys_fail_before_any_data_is_loaded(no_data, tmp_path, override, message):
     cfg = composed(*FAST, *override.split())
     with pytest.raises(ConfigError) as error:
         cli.run(cfg, output_dir=tmp_path)
@@ -91,12 +97,12 @@ def test_bad_keys_fail_before_any_data_is_loaded(no_fit, tmp_path, override, mes
     assert "\n" not in str(error.value)
 
 
-def test_synthetic_options_are_checked_by_name(no_fit, tmp_path):
+def test_synthetic_options_are_checked_by_name(no_data, tmp_path):
     with pytest.raises(ConfigError, match="dataset.n_points: not an option of dataset=synthetic"):
         cli.run(composed("dataset=synthetic", "+dataset.n_points=3", *FAST), output_dir=tmp_path)
 
 
-def test_an_unwritable_store_fails_before_any_data(no_fit, tmp_path):
+def test_an_unwritable_store_fails_before_any_data(no_data, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
     cfg = composed("store.enabled=true", f"store.dir={blocker / 'store'}", *FAST)
@@ -116,11 +122,7 @@ AGAINST_DATA = {
 
 
 @pytest.mark.parametrize("override, message", AGAINST_DATA.items())
-def test_data_bounded_keys_fail_before_the_fit(monkeypatch, tmp_path, override, message):
-    def forbidden(*args, **kwargs):
-        raise AssertionError("reached the fit")
-
-    monkeypatch.setattr(cli.CauseFS, "fit", forbidden)
+def test_data_bounded_keys_fail_before_the_fit(no_fit, tmp_path, override, message):
     with pytest.raises(ConfigError, match=message):
         cli.run(composed(*FAST, override), output_dir=tmp_path)
 
