@@ -88,15 +88,6 @@ BEFORE_ANY_DATA = {
 }
 
 
-@pytest.mark.parametrize("override, message", BEFORE_ANY_DATA.items())
-def test_bad_keys_fail_before_any_data_is_loaded(no_data, tmp_path, override, message):
-    cfg = composed(*FAST, *override.split())
-    with pytest.raises(ConfigError) as error:
-        cli.run(cfg, output_dir=tmp_path)
-    assert message in str(error.value)
-    assert "\n" not in str(error.value)
-
-
 def test_synthetic_options_are_checked_by_name(no_data, tmp_path):
     with pytest.raises(ConfigError, match="dataset.n_points: not an option of dataset=synthetic"):
         cli.run(composed("dataset=synthetic", "+dataset.n_points=3", *FAST), output_dir=tmp_path)
@@ -121,10 +112,15 @@ AGAINST_DATA = {
 }
 
 
-@pytest.mark.parametrize("override, message", AGAINST_DATA.items())
-def test_data_bounded_keys_fail_before_the_fit(no_fit, tmp_path, override, message):
-    with pytest.raises(ConfigError, match=message):
-        cli.run(composed(*FAST, override), output_dir=tmp_path)
+@pytest.mark.parametrize("override, message, guard",
+                         [(*case, "no_data") for case in BEFORE_ANY_DATA.items()]
+                         + [(*case, "no_fit") for case in AGAINST_DATA.items()])
+def test_bad_keys_fail_early_in_one_line(request, tmp_path, override, message, guard):
+    request.getfixturevalue(guard)  # before loading the data, or at least before the fit
+    with pytest.raises(ConfigError) as error:
+        cli.run(composed(*FAST, *override.split()), output_dir=tmp_path)
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)
 
 
 @pytest.mark.parametrize("overrides, message", [
