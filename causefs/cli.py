@@ -116,9 +116,10 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict:
                         label_column=cfg.dataset.get("label_column"), **_dataset_options(cfg))
     check_against_data(cfg, *data.X.shape)
     n_clusters = cfg.n_clusters or data.n_classes
-    if n_clusters is None:
-        raise ConfigError(f"n_clusters=null: dataset {data.name!r} has no labels to count "
-                          "clusters from; set n_clusters=<int>")
+    if n_clusters is None or n_clusters < 2:
+        found = "no labels" if n_clusters is None else f"{n_clusters} class"
+        raise ConfigError(f"n_clusters=null: dataset {data.name!r} has {found} to count "
+                          "clusters from; set n_clusters=<int >= 2>")
     if cfg.method.name == "causefs":  # the estimator's own checks, before any fit
         try:
             estimator_from_config(cfg, n_clusters)._validate_params_for(*data.X.shape)

@@ -202,14 +202,6 @@ class ResultStore:
         os.replace(self.path(key), target)
         return target
 
-    def has(self, key: str) -> bool:
-        """Whether ``key`` has a file (valid or not; :meth:`lookup` checks validity)."""
-        return self.path(key).exists()
-
-    def get(self, key: str) -> dict:
-        """The valid entry of ``key`` (:meth:`read` without a job to compare)."""
-        return self.read(key)
-
     def put(self, key: str, result: dict, spec: dict | None = None) -> Path:
         """Store ``result`` under ``key`` with the schema version and the job ``spec``
         (default ``result["job"]``)."""
@@ -231,6 +223,3 @@ class ResultStore:
 
     def __iter__(self):
         return self.entries()
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self.root.glob("*.json"))

@@ -133,10 +133,14 @@ def test_baselines_get_the_same_checks(monkeypatch, tmp_path, overrides, message
         cli.run(composed(*FAST, "method=mcfs", *overrides), output_dir=tmp_path)
 
 
-def test_unlabelled_data_without_n_clusters_is_a_config_error(tmp_path):
-    np.savetxt(tmp_path / "x.csv", np.random.default_rng(0).random((20, 4)), delimiter=",")
-    cfg = composed("dataset=file", f"dataset.path={tmp_path / 'x.csv'}", "n_features_to_select=2", *FAST)
-    with pytest.raises(ConfigError, match="n_clusters=null: .* has no labels"):
+@pytest.mark.parametrize("labels, found", [(None, "no labels"), (np.zeros(20), "1 class")])
+def test_n_clusters_null_needs_two_classes(tmp_path, labels, found):
+    X = np.random.default_rng(0).random((20, 4))
+    arrays = {"X": X} if labels is None else {"X": X, "y": labels}
+    np.savez(tmp_path / "data.npz", **arrays)
+    cfg = composed("dataset=file", f"dataset.path={tmp_path / 'data.npz'}",
+                   "n_features_to_select=2", *FAST)
+    with pytest.raises(ConfigError, match=f"n_clusters=null: .* has {found}"):
         cli.run(cfg, output_dir=tmp_path)
 
 
