@@ -103,7 +103,7 @@ def job_spec(cfg: DictConfig, n_clusters: int, data_sha256: str) -> dict:
         "n_clusters": n_clusters,
         "preprocessing": cfg.preprocessing,
         "random_state": cfg.random_state,
-        "evaluation": {k: evaluation[k] for k in ("rhos", "n_runs", "seed", "nmi_average")},
+        "evaluation": evaluation,  # all of it: enabled and all_features change the metrics
     }
 
 

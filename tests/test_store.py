@@ -169,6 +169,16 @@ def test_the_key_follows_the_datas_content_not_its_path(tmp_path, capsys):
     assert "already in" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("first, second", [("evaluation.enabled=false", "evaluation.enabled=true"),
+                                           ("evaluation.all_features=false",
+                                            "evaluation.all_features=true")])
+def test_evaluation_switches_are_in_the_key(tmp_path, capsys, first, second):
+    without = _run(tmp_path, "method=laplacian_score", first)
+    with_it = _run(tmp_path, "method=laplacian_score", second)
+    assert "skipped" not in capsys.readouterr().out
+    assert with_it["metrics"] != without["metrics"]
+
+
 def test_n_features_to_select_is_in_the_key(tmp_path, capsys):
     five = _run(tmp_path, "method=laplacian_score", "n_features_to_select=5")
     three = _run(tmp_path, "method=laplacian_score", "n_features_to_select=3")
