@@ -97,7 +97,9 @@ def check_config(cfg: DictConfig) -> None:
     check_int("n_features_to_select", cfg.n_features_to_select, low=1)
     check_choice("preprocessing", cfg.preprocessing, SCALINGS)
     check_int("random_state", cfg.random_state, low=0)
-    check_bool("verbose", cfg.verbose)
+    for key in ("verbose", "trace"):  # the estimator takes any truthy value for these
+        if key in cfg:
+            check_bool(key, cfg[key])
     try:
         parse_memory_limit(cfg.memory_limit)
     except ValueError as error:

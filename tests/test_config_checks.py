@@ -58,6 +58,7 @@ BEFORE_ANY_DATA = {
     "random_state=-3": "random_state=-3",
     "random_state=null": "random_state=None",
     "verbose=2": "verbose=2: must be true or false",
+    "trace=maybe": "trace='maybe': must be true or false",
     "memory_limit=lots": "memory_limit='lots'",
     "memory_limit=-5": "memory_limit=-5",
     "memory_limit=0": "memory_limit=0",
