@@ -224,7 +224,8 @@ def _main(cfg: DictConfig) -> None:
     except USER_ERRORS as error:
         if os.environ.get(DEBUG_ENV_VAR):
             raise
-        print(f"causefs: error: {error} (set {DEBUG_ENV_VAR}=1 for the traceback)",
+        message = " ".join(line.strip() for line in str(error).splitlines())  # one line
+        print(f"causefs: error: {message} (set {DEBUG_ENV_VAR}=1 for the traceback)",
               file=sys.stderr)
         sys.exit(2)
 

@@ -166,6 +166,12 @@ def test_user_errors_are_one_line_and_exit_2(tmp_path):
                     env={"CAUSEFS_DEBUG": "1", "HYDRA_FULL_ERROR": "1"})
     assert debug.returncode != 0 and "Traceback" in debug.stderr
     assert "ConfigError: evaluation.n_runs=0" in debug.stderr
+    # a multi-line message (an invalid schedule, found as the fit starts) on one line too
+    empty_loop = run_cli("schedule.loop=[]", f"hydra.run.dir={tmp_path}")
+    assert empty_loop.returncode == 2
+    assert empty_loop.stderr.strip().splitlines() == [
+        "causefs: error: invalid schedule: the loop has no block "
+        "(set CAUSEFS_DEBUG=1 for the traceback)"]
 
 
 def test_help_names_the_app_and_explains_the_main_keys():
