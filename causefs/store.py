@@ -184,8 +184,11 @@ class ResultStore:
         except FileNotFoundError:
             return None
         except InvalidEntryError as error:
-            moved = self.move_aside(key)
-            warnings.warn(f"invalid store entry {error}; moved to {moved}, recomputing",
+            try:
+                moved = f"moved to {self.move_aside(key)}"
+            except FileNotFoundError:  # another job of the sweep moved or replaced it
+                moved = "moved by another process"
+            warnings.warn(f"invalid store entry {error}; {moved}, recomputing",
                           StoreWarning, stacklevel=2)
             return None
 

@@ -194,3 +194,16 @@ def test_an_emptied_entry_is_recomputed_not_trusted(tmp_path, capsys):
         again = _run(tmp_path, "method=laplacian_score")
     assert "skipped" not in capsys.readouterr().out
     assert again["ranking"] == first["ranking"] and json.loads(path.read_text())["ranking"]
+
+
+def test_an_entry_moved_by_another_job_meanwhile_is_a_miss(store, monkeypatch):
+    key = job_key(JOB)
+    store.root.mkdir(parents=True)
+    store.path(key).write_text("{}")
+
+    def moved_elsewhere(key):
+        raise FileNotFoundError(key)
+
+    monkeypatch.setattr(store, "move_aside", moved_elsewhere)
+    with pytest.warns(StoreWarning, match="moved by another process"):
+        assert store.lookup(key, JOB) is None
