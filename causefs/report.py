@@ -308,8 +308,9 @@ def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool
     Raises
     ------
     StoreError
-        ``store_dir`` is not a directory or holds no valid entry (invalid entries are
-        skipped with a :class:`~causefs.store.StoreWarning` naming the file).
+        ``store_dir`` is not a directory, holds no valid entry (invalid entries are
+        skipped with a :class:`~causefs.store.StoreWarning` naming the file), or no entry
+        with metrics at ``rho``.
     """
     store = ResultStore(store_dir)
     if not store.root.is_dir():
@@ -317,9 +318,14 @@ def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool
     results = list(store)
     if not results:
         raise StoreError(f"no valid results in {store.root}: nothing to report")
+    rows = collect(results, rho)
+    if not rows and not any(dataset_of(r) == "synthetic" for r in results):
+        stored = sorted({int(k) for r in results
+                         for k in ((r.get("metrics") or {}).get("selected") or {})})
+        raise StoreError(f"no result in {store.root} has metrics at rho={rho} (stored: "
+                         f"{', '.join(map(str, stored)) or 'none'}): use --rho")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rows = collect(results, rho)
     parts = [f"## ACC (%) at {rho} features\n", markdown_table(rows, "acc", rho, PAPER_ACC),
              f"\n## NMI (%) at {rho} features\n", markdown_table(rows, "nmi", rho, PAPER_NMI)]
     synthetic = synthetic_table(results)

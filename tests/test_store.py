@@ -18,6 +18,8 @@ from causefs.store import (INVALID_DIR, SCHEMA_VERSION, ResultStore, StoreError,
 JOB = {"method": "spec", "dataset": {"name": "x", "sha256": "0" * 64}}
 RESULT = {"scores": [0.5, 0.1], "ranking": [0, 1], "selected_features": [0], "metrics": None,
           "job": JOB}
+SCORED = {**RESULT, "metrics": {"selected": {"20": {"acc_mean": 0.5, "acc_std": 0.1,
+                                                  "nmi_mean": 0.4, "nmi_std": 0.1}}}}
 SETTINGS = ["max_iter=1", "evaluation.n_runs=2", "evaluation.rhos=[4]",
             "n_features_to_select=4", "verbose=false", "evaluation.all_features=false"]
 SYNTHETIC = ["dataset=synthetic", "dataset.n_samples=60", "dataset.n_features=12",
@@ -116,7 +118,7 @@ def test_unwritable_store_is_reported(tmp_path):
 
 
 def test_report_skips_a_corrupt_file_with_a_warning(store, tmp_path):
-    store.put(job_key(JOB), RESULT)
+    store.put(job_key(JOB), SCORED)
     (store.root / "0123456789abcdef.json").write_text("{trunc")
     with pytest.warns(StoreWarning, match="0123456789abcdef.json: not valid JSON"):
         assert len(list(store)) == 1
@@ -207,3 +209,12 @@ def test_an_entry_moved_by_another_job_meanwhile_is_a_miss(store, monkeypatch):
     monkeypatch.setattr(store, "move_aside", moved_elsewhere)
     with pytest.warns(StoreWarning, match="moved by another process"):
         assert store.lookup(key, JOB) is None
+
+
+def test_report_at_a_rho_no_result_has_says_which_it_has(store, tmp_path, capsys):
+    store.put(job_key(JOB), SCORED)
+    report(store.root, tmp_path / "ok", rho=20, with_figures=False)
+    with pytest.raises(SystemExit) as stop:
+        report_main(["--store", str(store.root), "--out", str(tmp_path / "o"), "--rho", "7"])
+    assert stop.value.code != 0
+    assert "has metrics at rho=7 (stored: 20)" in capsys.readouterr().err
