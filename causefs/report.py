@@ -350,7 +350,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         text = report(args.store, args.out, args.rho, args.data_dir, not args.no_figures)
-    except StoreError as error:
+    except OSError as error:  # StoreError, or an --out that cannot be written
         parser.exit(1, f"{parser.prog}: error: {error}\n")
     print(text)
 

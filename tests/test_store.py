@@ -218,3 +218,15 @@ def test_report_at_a_rho_no_result_has_says_which_it_has(store, tmp_path, capsys
         report_main(["--store", str(store.root), "--out", str(tmp_path / "o"), "--rho", "7"])
     assert stop.value.code != 0
     assert "has metrics at rho=7 (stored: 20)" in capsys.readouterr().err
+
+
+def test_report_to_an_unwritable_place_is_one_line(store, tmp_path, capsys):
+    store.put(job_key(JOB), SCORED)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(SystemExit) as stop:
+        report_main(["--store", str(store.root), "--out", str(blocker / "out"), "--no-figures"])
+    assert stop.value.code != 0
+    err = capsys.readouterr().err
+    assert err.startswith("causefs-report: error: ") and str(blocker) in err
+    assert err.count("\n") == 1
