@@ -6,11 +6,18 @@ see ``conf/config.yaml``. One run fits one method on one dataset, evaluates the 
 with the paper's protocol, prints a report and writes ``result.json`` into Hydra's run
 directory and, when ``store.enabled``, into the results store (skipping a job whose
 result is already stored, so a sweep resumes).
+
+The whole configuration is checked (:mod:`causefs.config_checks`) before the data is
+loaded, and the data-bounded keys right after, so a bad key fails before any fit, in
+the first job of a sweep. A user error (bad key, missing or malformed data file, a
+memory budget that does not fit) is printed as one line ``causefs: error: ...`` with
+exit status 2; set ``CAUSEFS_DEBUG=1`` for the full traceback.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
 import platform
 import sys
 import time
@@ -22,17 +29,25 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from . import __version__
+from .config_checks import ConfigError, check_against_data, check_config
 from .configs import check_schedule_config, register_configs
-from .datasets import load_dataset
+from .datasets import DatasetError, load_dataset
 from .estimator import CauseFS
 from .evaluation import causal_recovery, evaluate_ranking
+from .memory import MemoryLimitError
 from .preprocessing import scale_features
-from .scheduler import seconds_by
+from .scheduler import ScheduleError, seconds_by
 from .selectors import make_selector, ranking_from_scores
-from .store import ResultStore, job_key, write_json_atomic
+from .store import ResultStore, StoreError, job_key, write_json_atomic
 
 #: keys that do not change a result (excluded from the job key)
 _NOT_IN_KEY = ("verbose", "memory_limit", "data_dir", "store", "result_file", "evaluation")
+
+#: environment variable that turns the one-line user errors into full tracebacks
+DEBUG_ENV_VAR = "CAUSEFS_DEBUG"
+
+#: errors of the user's making: printed as one line (the message names the key or file)
+USER_ERRORS = (ConfigError, DatasetError, MemoryLimitError, ScheduleError, StoreError)
 
 
 def versions() -> dict:
@@ -65,8 +80,12 @@ def _dataset_options(cfg: DictConfig) -> dict:
     return {k: v for k, v in options.items() if k not in ("name", "path", "label_column")}
 
 
-def job_spec(cfg: DictConfig, n_clusters: int) -> dict:
-    """Everything that determines a job's result: hashed into its store key."""
+def job_spec(cfg: DictConfig, n_clusters: int, data_sha256: str) -> dict:
+    """Everything that determines a job's result: hashed into its store key.
+
+    The data enter by content (``data_sha256``, :meth:`Dataset.sha256`), not by path,
+    with the code's version and ``n_features_to_select`` (``selected_features``).
+    """
     method = OmegaConf.to_container(cfg.method, resolve=True)
     if method["name"] == "causefs":
         params = {k: v for k, v in causefs_params(cfg).items()
@@ -74,32 +93,49 @@ def job_spec(cfg: DictConfig, n_clusters: int) -> dict:
     else:
         params = {k: v for k, v in method.items() if k != "name"}
     evaluation = OmegaConf.to_container(cfg.evaluation, resolve=True)
+    dataset = {k: v for k, v in OmegaConf.to_container(cfg.dataset, resolve=True).items()
+               if k != "path"}
     return {
-        "dataset": OmegaConf.to_container(cfg.dataset, resolve=True),
+        "dataset": {**dataset, "sha256": data_sha256},
+        "version": __version__,
+        "n_features_to_select": cfg.n_features_to_select,
         "method": method["name"],
         "params": params,
         "n_clusters": n_clusters,
         "preprocessing": cfg.preprocessing,
         "random_state": cfg.random_state,
-        "evaluation": {k: evaluation[k] for k in ("rhos", "n_runs", "seed", "nmi_average")},
+        "evaluation": evaluation,  # all of it: enabled and all_features change the metrics
     }
 
 
 def run(cfg: DictConfig, output_dir: Path | None = None) -> dict:
-    """Fit, evaluate, report, and write the result (run directory and store)."""
+    """Check the configuration, then fit, evaluate, report, and write the result (run
+    directory and store)."""
+    check_config(cfg)
     data = load_dataset(cfg.dataset.name, path=cfg.dataset.get("path"),
                         data_home_path=cfg.get("data_dir"),
                         label_column=cfg.dataset.get("label_column"), **_dataset_options(cfg))
+    check_against_data(cfg, *data.X.shape)
     n_clusters = cfg.n_clusters or data.n_classes
-    if n_clusters is None:
-        raise ValueError(f"dataset {data.name!r} has no labels: set n_clusters=<int>")
-    n_clusters = int(n_clusters)
-    spec = job_spec(cfg, n_clusters)
+    if n_clusters is None or n_clusters < 2:
+        found = "no labels" if n_clusters is None else f"{n_clusters} class"
+        raise ConfigError(f"n_clusters=null: dataset {data.name!r} has {found} to count "
+                          "clusters from; set n_clusters=<int >= 2>")
+    if cfg.method.name == "causefs":  # the estimator's own checks, before any fit
+        try:
+            estimator_from_config(cfg, n_clusters)._validate_params_for(*data.X.shape)
+        except (ValueError, TypeError) as error:
+            raise ConfigError(str(error)) from None
+    if cfg.evaluation.enabled and data.y is None:
+        print(f"no evaluation: dataset {data.name!r} has no labels")
+    spec = job_spec(cfg, n_clusters, data.sha256())
     key = job_key(spec)
     store = ResultStore(cfg.store.dir) if cfg.store.enabled else None
-    if store is not None and store.has(key) and not cfg.store.overwrite:
-        print(f"result {key} already in {store.root}: skipped")
-        return store.get(key)
+    if store is not None and not cfg.store.overwrite:
+        stored = store.lookup(key, spec)
+        if stored is not None:
+            print(f"result {key} already in {store.root}: skipped")
+            return stored
 
     X = np.asarray(data.X, dtype=float)
     Xs = scale_features(X, cfg.preprocessing)  # what every method and k-means see
@@ -113,7 +149,7 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict:
     select_all = False
     if spec["method"] == "causefs":
         params = causefs_params(cfg)
-        params["n_features_to_select"] = min(int(cfg.n_features_to_select), X.shape[1])
+        params["n_features_to_select"] = cfg.n_features_to_select
         estimator = CauseFS(n_clusters=n_clusters, **params).fit(X)
         scores = estimator.scores_
         result.update(
@@ -128,13 +164,13 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict:
         selector = make_selector(spec["method"], **options)
         select_all = selector.select_all
         scores = selector.score(Xs, n_clusters=n_clusters,
-                                n_features_to_select=min(max(rhos), X.shape[1]),
+                                n_features_to_select=max(rhos),
                                 random_state=cfg.random_state)
     result["fit_seconds"] = time.perf_counter() - start
     ranking = ranking_from_scores(scores)
     result["scores"] = np.asarray(scores).tolist()
     result["ranking"] = ranking.tolist()
-    result["selected_features"] = ranking[: min(int(cfg.n_features_to_select), X.shape[1])].tolist()
+    result["selected_features"] = ranking[: cfg.n_features_to_select].tolist()
     result["metrics"] = None
     evaluation = cfg.evaluation
     if evaluation.enabled and data.y is not None:
@@ -184,7 +220,15 @@ def _report(result: dict) -> None:
 
 @hydra.main(version_base="1.3", config_path="pkg://causefs.conf", config_name="config")
 def _main(cfg: DictConfig) -> None:
-    run(cfg)
+    try:
+        run(cfg)
+    except USER_ERRORS as error:
+        if os.environ.get(DEBUG_ENV_VAR):
+            raise
+        message = " ".join(line.strip() for line in str(error).splitlines())  # one line
+        print(f"causefs: error: {message} (set {DEBUG_ENV_VAR}=1 for the traceback)",
+              file=sys.stderr)
+        sys.exit(2)
 
 
 def main() -> None:

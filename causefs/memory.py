@@ -9,6 +9,7 @@ bound of what the code allocates, in float64.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -48,16 +49,42 @@ def available_memory() -> int | None:
         return None
 
 
+_UNITS = (("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("B", 1))
+
+
 def parse_bytes(value) -> int | None:
-    """``"8GB"``, ``"512 MB"``, ``2e9`` or None -> bytes."""
-    if value is None or isinstance(value, (int, float)):
-        return None if value is None else int(value)
-    text = str(value).strip().upper().replace(" ", "")
-    for unit, factor in (("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10),
-                         ("B", 1)):
-        if text.endswith(unit):
-            return int(float(text[: -len(unit)]) * factor)
-    return int(float(text))
+    """``"8GB"``, ``"512 MB"``, ``2e9`` or None -> bytes (a positive int).
+
+    Raises
+    ------
+    ValueError
+        Anything else: text without a number, a bool, NaN, infinity, or a size <= 0.
+    """
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        text = value.strip().upper().replace(" ", "")
+        factor = next((f for unit, f in _UNITS if text.endswith(unit)), 1)
+        digits = next((text[: -len(unit)] for unit, _ in _UNITS if text.endswith(unit)), text)
+        try:
+            number = float(digits) * factor
+        except ValueError:
+            number = math.nan
+    else:
+        number = math.nan
+    if not math.isfinite(number) or number < 1:
+        raise ValueError(f"memory_limit={value!r}: must be 'auto', null (no check), a number "
+                         "of bytes >= 1 or a size such as '8GB' (units B, KB, MB, GB, TB)")
+    return int(number)
+
+
+def parse_memory_limit(limit) -> int | str | None:
+    """``limit`` checked: ``"auto"``, None or bytes (:func:`parse_bytes`)."""
+    if limit == "auto" or limit is None:
+        return limit
+    return parse_bytes(limit)
 
 
 def estimate_fit_memory(n: int, d: int, *, n_clusters: int, n_neighbors: int,
@@ -140,15 +167,14 @@ def check_memory(estimate: MemoryEstimate, limit, *, qp: str, kernel: str,
     ``limit``: bytes, a string such as ``"8GB"``, ``"auto"`` (80% of the memory
     available now), or None (no check).
     """
-    if limit is None:
+    budget = parse_memory_limit(limit)
+    if budget is None:
         return
-    if limit == "auto":
+    if budget == "auto":
         available = available_memory()
         if available is None:
             return
         budget = int(0.8 * available)
-    else:
-        budget = parse_bytes(limit)
     if estimate.peak > budget:
         gib = 1 << 30
         raise MemoryLimitError(

@@ -15,19 +15,28 @@ def _check(value, allowed, what):
 
 
 def constant_features(X: np.ndarray) -> np.ndarray:
-    """Bool mask of features whose values are all equal."""
-    return np.ptp(X, axis=0) == 0
+    """Bool mask of features whose values are all equal (compared, not subtracted: a
+    range near 1e308 would overflow)."""
+    X = np.asarray(X)
+    return np.all(X == X[:1], axis=0)
 
 
 def scale_features(X: np.ndarray, method: str = "minmax") -> np.ndarray:
     """Scale every feature: ``minmax`` to [0, 1], ``standard`` to zero mean and unit
     variance, ``none`` unchanged. Constant features become 0 (they carry no information
-    and are never treatments)."""
+    and are never treatments).
+
+    Each feature is first divided by the power of two just above its largest magnitude
+    (exact in floating point), so a range or a sum of squares of finite values near
+    +-1e308 cannot overflow; the result is the same as without that step otherwise."""
     _check(method, SCALINGS, "preprocessing")
     X = np.asarray(X, dtype=float)
     if method == "none":
         return X.copy()
     constant = constant_features(X)
+    if X.size:
+        _, exponent = np.frexp(np.abs(X).max(axis=0))
+        X = np.ldexp(X, -exponent)
     if method == "minmax":
         low, spread = X.min(axis=0), np.ptp(X, axis=0)
     else:

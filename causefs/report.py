@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .store import ResultStore
+from .store import ResultStore, StoreError
 
 #: the paper's Tables (ACC and NMI, %, 20 features): method -> dataset -> (mean, std)
 PAPER_ACC = {
@@ -303,11 +303,29 @@ def _pixel_figures(rows, out, plt, data_home):
 
 
 def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool = True) -> str:
-    """Write tables (Markdown, CSV) and figures; returns the Markdown."""
-    results = list(ResultStore(store_dir))
+    """Write tables (Markdown, CSV) and figures; returns the Markdown.
+
+    Raises
+    ------
+    StoreError
+        ``store_dir`` is not a directory, holds no valid entry (invalid entries are
+        skipped with a :class:`~causefs.store.StoreWarning` naming the file), or no entry
+        with metrics at ``rho``.
+    """
+    store = ResultStore(store_dir)
+    if not store.root.is_dir():
+        raise StoreError(f"no results store at {store.root}")
+    results = list(store)
+    if not results:
+        raise StoreError(f"no valid results in {store.root}: nothing to report")
+    rows = collect(results, rho)
+    if not rows and not any(dataset_of(r) == "synthetic" for r in results):
+        stored = sorted({int(k) for r in results
+                         for k in ((r.get("metrics") or {}).get("selected") or {})})
+        raise StoreError(f"no result in {store.root} has metrics at rho={rho} (stored: "
+                         f"{', '.join(map(str, stored)) or 'none'}): use --rho")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rows = collect(results, rho)
     parts = [f"## ACC (%) at {rho} features\n", markdown_table(rows, "acc", rho, PAPER_ACC),
              f"\n## NMI (%) at {rho} features\n", markdown_table(rows, "nmi", rho, PAPER_NMI)]
     synthetic = synthetic_table(results)
@@ -330,7 +348,11 @@ def main(argv=None):
     parser.add_argument("--data-dir", default=None, help="benchmark data (default $CAUSEFS_DATA)")
     parser.add_argument("--no-figures", action="store_true")
     args = parser.parse_args(argv)
-    print(report(args.store, args.out, args.rho, args.data_dir, not args.no_figures))
+    try:
+        text = report(args.store, args.out, args.rho, args.data_dir, not args.no_figures)
+    except OSError as error:  # StoreError, or an --out that cannot be written
+        parser.exit(1, f"{parser.prog}: error: {error}\n")
+    print(text)
 
 
 if __name__ == "__main__":

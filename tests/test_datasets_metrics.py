@@ -140,3 +140,135 @@ def test_kmeans_protocol_on_separable_data():
     scores = kmeans_scores(X, y, n_runs=5)
     assert scores["acc_mean"] == pytest.approx(1.0) and scores["nmi_mean"] == pytest.approx(1.0)
     assert scores["n_runs"] == 5 and scores["acc_std"] == 0
+
+
+# -- every loader failure names the file (and line/column where it applies) -------------
+
+def _write(path, content):
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return path
+
+
+@pytest.mark.parametrize("name, content, label_column, match", [
+    ("one_row.csv", "1,2,3,4\n", None, r"1 samples x 4 features; a dataset needs at least 2"),
+    ("header_only.csv", "a,b,c\n", None, "holds no data rows"),
+    ("empty.csv", "", None, "holds no data rows"),
+    ("blank.csv", "\n\n  \n", None, "holds no data rows"),
+    ("text.csv", "a,b\n1,2\n3,x\n", None, r"line 3, column 2: 'x' is not a number"),
+    ("empty_cell.csv", "1,2\n3,\n", None, r"line 2, column 2: '' is not a number"),
+    ("nan.csv", "1,2\nnan,4\n", None, r"line 2, column 1: 'nan' \(missing and infinite"),
+    ("inf.csv", "1,2\n3,-inf\n", None, r"line 2, column 2: '-inf'"),
+    ("ragged.csv", "1,2,3\n4,5\n", None, r"line 2: 2 columns, the first data row has 3"),
+    ("typo_first_row.csv", "1,2,x\n4,5,6\n7,8,9\n", None, r"line 1, column 3: 'x' is not"),
+    ("labels.csv", "1,2,0\n3,4,1\n", 3, r"label_column=3 is out of range for its 3 columns"),
+    ("labels_neg.csv", "1,2,0\n3,4,1\n", -4, r"label_column=-4 is out of range"),
+    ("labels_only.csv", "0\n1\n", 0, r"2 samples x 0 features"),
+    ("binary.csv", b"\xff\xfe\x00\x01", None, "is not a text \\(CSV\\) file"),
+    ("random.npz", np.random.default_rng(0).bytes(300), None,
+     r"is not an .npz file \(not a zip archive\)"),
+    ("pickle.npz", b"\x80\x04\x95" + bytes(40), None, r"is not an .npz file"),
+    ("bad.mat", np.random.default_rng(1).bytes(300), None, "is not a readable .mat file"),
+    ("empty.mat", b"", None, "is not a readable .mat file"),
+    ("labels.npz", None, 0, "label_column applies to .csv files only"),
+    ("lab_float.csv", "1,2,0\n3,4,1\n", 1.5, "label_column must be a column number"),
+    ("lab_text.csv", "1,2,0\n3,4,1\n", "a", "label_column must be a column number"),
+])
+def test_bad_files_are_reported_with_their_name(tmp_path, name, content, label_column, match):
+    path = tmp_path / name
+    if content is None:
+        np.savez(path, X=np.ones((3, 2)))
+    else:
+        _write(path, content)
+    with pytest.raises(DatasetError, match=match) as error:
+        load_file(path, label_column=label_column)
+    assert str(path) in str(error.value)
+    assert "allow_pickle" not in str(error.value)
+
+
+def test_truncated_npz_is_named(tmp_path, arrays):
+    np.savez(tmp_path / "full.npz", X=arrays[0], y=arrays[1])
+    whole = (tmp_path / "full.npz").read_bytes()
+    path = _write(tmp_path / "cut.npz", whole[: len(whole) // 2])
+    with pytest.raises(DatasetError, match=rf"{path} is (truncated or corrupt|not an .npz)"):
+        load_file(path)
+
+
+def test_object_arrays_in_npz_are_never_unpickled(tmp_path):
+    path = tmp_path / "objects.npz"
+    np.savez(path, X=np.array([{"a": 1}, None], dtype=object))
+    with pytest.raises(DatasetError, match=rf"{path} holds object \(pickled\) arrays") as error:
+        load_file(path)
+    assert "allow_pickle" not in str(error.value)
+
+
+@pytest.mark.parametrize("X, match", [
+    (np.array([["a", "b"], ["c", "d"]]), r"features 'X' hold <U1 values, not numbers"),
+    (np.ones(5), r"features 'X' must be a 2-D array, got shape \(5,\)"),
+    (np.array([[1.0, np.nan], [2.0, 3.0]]), r"X, sample 1, feature 2 \(1-based\) is nan"),
+    (np.array([[1.0, 2.0], [np.inf, 3.0]]), r"X, sample 2, feature 1 \(1-based\) is inf"),
+    (np.ones((0, 3)), r"0 samples x 3 features"),
+])
+def test_bad_arrays_are_named(tmp_path, X, match):
+    path = tmp_path / "bad.npz"
+    np.savez(path, X=X)
+    with pytest.raises(DatasetError, match=match) as error:
+        load_file(path)
+    assert str(path) in str(error.value)
+
+
+def test_a_directory_is_not_a_data_file(tmp_path):
+    (tmp_path / "d.csv").mkdir()
+    with pytest.raises(DatasetError, match="is a directory"):
+        load_file(tmp_path / "d.csv")
+
+
+def test_one_column_csv_is_n_samples_by_one_feature(tmp_path):
+    data = load_file(_write(tmp_path / "col.csv", "1\n2\n3\n"))
+    assert data.X.shape == (3, 1)
+
+
+def test_file_dataset_needs_a_path():
+    with pytest.raises(DatasetError, match="needs a path"):
+        load_dataset("file")
+
+
+def test_missing_data_message_suits_the_api_and_the_cli(tmp_path, monkeypatch):
+    with pytest.raises(DatasetError, match="data_home= in Python, data_dir= on the causefs"):
+        load_benchmark("jaffe", tmp_path)
+    monkeypatch.delenv("CAUSEFS_DATA", raising=False)
+    with pytest.raises(DatasetError, match="data_home= in Python or data_dir= on the causefs"):
+        load_benchmark("jaffe")
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"n_samples": 1}, "n_samples must be an integer >= 2"),
+    ({"n_features": 2.5}, "n_features must be an integer >= 1"),
+    ({"n_causal": 60, "n_spurious": 50}, "exceeds n_features"),
+    ({"confounding": 1.5}, r"confounding must lie in \[0, 1\]"),
+    ({"separation": float("nan")}, "separation must be a finite number"),
+    ({"seed": -1}, "seed must be an integer >= 0"),
+])
+def test_synthetic_options_are_checked(options, match):
+    from causefs.datasets import make_causal
+
+    with pytest.raises(DatasetError, match=match):
+        make_causal(**options)
+
+
+def test_content_hash_ignores_the_path_and_sees_every_value(tmp_path, arrays):
+    X, y = arrays
+    np.savez(tmp_path / "a.npz", X=X, y=y)
+    np.savez(tmp_path / "b.npz", X=X, y=y)
+    first, second = load_file(tmp_path / "a.npz"), load_file(tmp_path / "b.npz")
+    assert first.sha256() == second.sha256()
+    X2 = X.copy()
+    X2[3, 2] = np.nextafter(X2[3, 2], 2)
+    np.savez(tmp_path / "b.npz", X=X2, y=y)
+    assert load_file(tmp_path / "b.npz").sha256() != first.sha256()
+    np.savez(tmp_path / "b.npz", X=X, y=y[::-1])
+    assert load_file(tmp_path / "b.npz").sha256() != first.sha256()
+
+
+def test_a_byte_order_mark_is_not_a_header(tmp_path):
+    data = load_file(_write(tmp_path / "bom.csv", "\ufeff1,2\n3,4\n5,6\n"))
+    np.testing.assert_array_equal(data.X, [[1, 2], [3, 4], [5, 6]])

@@ -6,6 +6,7 @@ from importlib import resources
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import scipy.sparse.csgraph
 import yaml
 from threadpoolctl import threadpool_limits
 
@@ -188,6 +189,62 @@ def test_eigenpairs_dense_and_sparse_solvers_agree(monkeypatch):
     np.testing.assert_allclose(L @ y, graph.degree[:, None] * y * values, atol=1e-8)
     np.testing.assert_allclose(graph.trivial @ vectors, 0.0, atol=1e-8)
     assert values[0] > 1e-6  # the trivial eigenvalue 0 is skipped
+
+
+def _disconnected_blobs(n_blobs=6, per_blob=70, seed=0):
+    """Far-apart blobs: their 5-NN graph has one component per blob."""
+    rng = np.random.default_rng(seed)
+    centers = rng.random((n_blobs, 5)) * 100
+    return np.vstack([c + rng.random((per_blob, 5)) for c in centers])
+
+
+@pytest.mark.parametrize("dense_max_n", [0, 10_000])  # the sparse and the dense solver
+def test_eigenpairs_on_a_disconnected_graph_match_a_dense_eigendecomposition(
+        monkeypatch, dense_max_n):
+    X = _disconnected_blobs()  # 420 samples, 6 components
+    A = knn_affinity(X, n_neighbors=5)
+    assert scipy.sparse.csgraph.connected_components(A)[0] == 6
+    graph = SpectralGraph.from_affinity(A)
+    monkeypatch.setattr(affinity, "DENSE_EIGEN_MAX_N", dense_max_n)
+    values, vectors = graph.eigenpairs(8)
+    # independent reference: every eigenpair of the dense normalized Laplacian
+    d = A.toarray().sum(axis=1)
+    L = np.eye(len(d)) - A.toarray() / np.sqrt(np.outer(d, d))
+    reference_values, reference_vectors = np.linalg.eigh(L)
+    np.testing.assert_allclose(values, reference_values[1:9], atol=1e-8)
+    assert np.count_nonzero(values < 1e-8) == 5  # all of the null space beside xi_1
+    # same subspace as the 9 smallest eigenvectors (a gap follows the 9th eigenvalue)
+    ours = np.column_stack([graph.trivial, vectors])
+    np.testing.assert_allclose(ours @ ours.T, reference_vectors[:, :9] @ reference_vectors[:, :9].T,
+                               atol=1e-6)
+    np.testing.assert_allclose(ours.T @ ours, np.eye(9), atol=1e-10)
+
+
+def test_null_space_basis_is_piecewise_constant_and_solver_independent(monkeypatch):
+    X = _disconnected_blobs(n_blobs=4, per_blob=80)
+    graph = SpectralGraph.from_affinity(knn_affinity(X, n_neighbors=5))
+    _, labels = scipy.sparse.csgraph.connected_components(graph.affinity)
+    null = graph.null_space()
+    assert null.shape == (320, 3)
+    np.testing.assert_allclose(graph.trivial @ null, 0.0, atol=1e-12)
+    y = graph.inv_sqrt_degree[:, None] * null  # D^-1/2 xi: constant on each component
+    for c in range(4):
+        np.testing.assert_allclose(np.ptp(y[labels == c], axis=0), 0.0, atol=1e-12)
+    _, dense = graph.eigenpairs(5)
+    monkeypatch.setattr(affinity, "DENSE_EIGEN_MAX_N", 0)
+    _, sparse = graph.eigenpairs(5, random_state=3)
+    np.testing.assert_allclose(sparse[:, :3], dense[:, :3], atol=1e-12)  # same basis
+    np.testing.assert_allclose(np.abs(sparse.T @ dense)[3:, 3:], np.eye(2), atol=1e-6)
+
+
+def test_null_space_leaves_out_isolated_nodes():
+    # cosine weights: the all-zero sample has degree 0, eigenvalue 1, not in the null space
+    X = np.vstack([_disconnected_blobs(n_blobs=2, per_blob=10), np.zeros(5)])
+    graph = SpectralGraph.from_affinity(knn_affinity(X, n_neighbors=3, weight="cosine"))
+    assert graph.degree[-1] == 0
+    assert np.all(graph.null_space()[-1] == 0)
+    L = np.eye(21) - graph.normalized.toarray()
+    np.testing.assert_allclose(L @ graph.null_space(), 0.0, atol=1e-12)
 
 
 # -- Laplacian score ---------------------------------------------------------------------

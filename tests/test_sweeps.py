@@ -12,7 +12,7 @@ import pytest
 
 from causefs.evaluation import causal_recovery, evaluate_ranking
 from causefs.report import report
-from causefs.store import ResultStore, job_key
+from causefs.store import job_key
 
 SMALL = ["dataset=synthetic", "dataset.n_samples=120", "dataset.n_features=20", "max_iter=2",
          "evaluation.n_runs=2", "evaluation.rhos=[5,10]", "verbose=false"]
@@ -29,14 +29,6 @@ def test_job_keys_are_stable_and_distinct():
     b = {"params": {"n_neighbors": 5, "style": -1}, "method": "spec"}
     assert job_key(a) == job_key(b)
     assert job_key(a) != job_key({**a, "method": "mcfs"})
-
-
-def test_store_writes_atomically(tmp_path):
-    store = ResultStore(tmp_path)
-    store.put("abc", {"value": np.float64(1.5), "array": np.arange(3)})
-    assert store.get("abc") == {"value": 1.5, "array": [0, 1, 2], "key": "abc"}
-    assert [p.name for p in tmp_path.iterdir()] == ["abc.json"]  # no temporary left behind
-    assert len(store) == 1 and store.has("abc") and not store.has("def")
 
 
 def test_interrupted_sweep_resumes_without_loss_or_duplicates(tmp_path):

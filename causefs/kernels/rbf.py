@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .base import BalanceOperator, GramBalance, Kernel, active_pairs
@@ -126,6 +128,12 @@ class RBFKernel(Kernel):
             raise ValueError(
                 f"unknown rbf approximation {approximation!r}; allowed: {', '.join(APPROXIMATIONS)}"
             )
+        for name, value in (("n_components", n_components), ("n_pairs", n_pairs)):
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"rbf {name} must be an integer >= 1, got {value!r}")
+        if (not isinstance(exact_budget, numbers.Real) or isinstance(exact_budget, bool)
+                or not exact_budget >= 0):
+            raise ValueError(f"rbf exact_budget must be a number >= 0, got {exact_budget!r}")
         self.approximation = approximation
         self.n_components = n_components
         self.exact_budget = exact_budget

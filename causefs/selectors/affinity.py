@@ -3,8 +3,14 @@
 Every graph-based baseline (Laplacian score, SPEC, MCFS, NDFS) builds its graph with
 :func:`knn_affinity`, and the spectral ones take eigenvectors through
 :class:`SpectralGraph`, so an option such as ``n_neighbors`` or ``weight`` always reaches
-the graph (scikit-feature's ``construct_W`` is known to drop kNN and weight options
-silently). No n x n dense matrix is formed above :data:`DENSE_EIGEN_MAX_N` samples.
+the graph (scikit-feature's ``construct_W`` honours them, but its MCFS and other ports
+drop the options one level up, before they reach it). No n x n dense matrix is formed
+above :data:`DENSE_EIGEN_MAX_N` samples.
+
+A kNN graph is often disconnected (5-NN: 8 or 9 components on JAFFE and COIL20): its
+Laplacian then has a multiple eigenvalue 0, which an iterative eigensolver resolves only
+partly and any solver returns in an arbitrary basis. :meth:`SpectralGraph.eigenpairs`
+therefore takes the null space from the connected components, explicitly.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.neighbors import NearestNeighbors
 
@@ -26,8 +33,9 @@ WEIGHTS = ("heat", "binary", "cosine")
 #: there); above, from ARPACK's Lanczos (``eigsh``) on the sparse normalized affinity
 DENSE_EIGEN_MAX_N = 300
 
-#: the trivial eigenvector xi_1 is moved to this eigenvalue (below the spectrum [-1, 1]
-#: of D^-1/2 A D^-1/2) so that the largest eigenpairs are the non-trivial ones
+#: the null space (xi_1 and the other components' vectors) is moved to this eigenvalue
+#: (below the spectrum [-1, 1] of D^-1/2 A D^-1/2) so that the largest eigenpairs of the
+#: deflated operator are the wanted non-zero ones
 _DEFLATED = -2.0
 
 
@@ -65,6 +73,11 @@ def knn_indices(X: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.ndarray
     samples, at distance 0). Ties are broken by scikit-learn's ``NearestNeighbors``.
     """
     n = X.shape[0]
+    # a squared distance is at most 4 d max|x|^2: it must stay below the float64 maximum
+    largest = float(np.abs(X).max()) if X.size else 0.0
+    if largest > np.sqrt(np.finfo(float).max / (4 * X.shape[1])):
+        raise ValueError(f"values up to {largest:.3g} overflow squared distances: scale "
+                         "the features first (causefs.preprocessing.scale_features)")
     if n_neighbors >= n:
         raise ValueError(f"n_neighbors={n_neighbors} needs at least {n_neighbors + 1} "
                          f"samples, got {n}")
@@ -156,6 +169,35 @@ class SpectralGraph:
         """``(I - D^-1/2 A D^-1/2) Y`` without forming the Laplacian."""
         return Y - self.normalized @ Y
 
+    def null_space(self) -> np.ndarray:
+        """Orthonormal basis, shape (n, c - 1), of the normalized Laplacian's null space
+        orthogonal to ``xi_1``; ``c`` = connected components with edges.
+
+        The null space is spanned by ``u_j = D^1/2 1_{C_j} / ||D^1/2 1_{C_j}||`` over the
+        components ``C_j`` with positive volume (an isolated node has ``D^-1/2 = 0`` and
+        eigenvalue 1). With the components ordered by volume (largest first, ties by
+        first node), ``xi_1 = U w`` with ``w_j = sqrt(vol_j / vol)``; the Householder
+        reflection ``H`` mapping ``w`` to ``e_1`` gives the basis ``U H e_2, ..., U H e_c``:
+        column k is component k's indicator made orthogonal to ``xi_1`` (a deterministic
+        basis, the same for every solver).
+        """
+        _, labels = connected_components(self.affinity, directed=False)
+        volume = np.bincount(labels, weights=self.degree)
+        # largest volume first; np.unique's first index breaks ties deterministically
+        _, first = np.unique(labels, return_index=True)
+        order = [c for c in np.lexsort((first, -volume)) if volume[c] > 0]
+        if len(order) <= 1:
+            return np.empty((self.n_samples, 0))
+        U = np.zeros((self.n_samples, len(order)))
+        for j, c in enumerate(order):
+            members = labels == c
+            U[members, j] = np.sqrt(self.degree[members] / volume[c])
+        w = np.sqrt(volume[order] / volume.sum())
+        v = w.copy()
+        v[0] -= 1.0  # w_1 is the largest weight, so v = w - e_1 is far from 0
+        H = np.eye(len(order)) - 2.0 * np.outer(v, v) / (v @ v)
+        return U @ H[:, 1:]
+
     def eigenpairs(self, n_components: int, random_state=0):
         """The ``n_components`` smallest non-trivial eigenpairs of the normalized Laplacian.
 
@@ -164,35 +206,40 @@ class SpectralGraph:
         eigenvalues : ndarray of shape (n_components,)
             ``lambda_2 <= ... <= lambda_{n_components + 1}``.
         eigenvectors : ndarray of shape (n, n_components)
-            Orthonormal ``xi_2, ...``, orthogonal to ``xi_1``; each column's entry of
-            largest magnitude is positive (a deterministic sign). ``D^-1/2 xi_j`` solves
-            the generalized problem ``L y = lambda D y`` (``L = D - A``).
+            Orthonormal ``xi_2, ...``, orthogonal to ``xi_1``. The first ``c - 1`` (zero
+            eigenvalues of a graph with ``c`` components) are :meth:`null_space`'s basis;
+            each other column's entry of largest magnitude is positive (a deterministic
+            sign). ``D^-1/2 xi_j`` solves the generalized problem ``L y = lambda D y``
+            (``L = D - A``).
 
         Notes
         -----
-        ``xi_1`` is deflated (``D^-1/2 A D^-1/2 - 3 xi_1 xi_1'`` moves it to -2), so the
-        wanted pairs are the largest of that operator: a dense ``eigh`` up to
-        :data:`DENSE_EIGEN_MAX_N` samples, ``eigsh`` with a start vector drawn from
-        ``random_state`` above (deterministic for a given seed).
+        The null space (``xi_1`` and :meth:`null_space`) is deflated (``D^-1/2 A D^-1/2 -
+        3 Z Z'`` moves it to -2), so the remaining wanted pairs are the largest of that
+        operator: a dense ``eigh`` up to :data:`DENSE_EIGEN_MAX_N` samples, ``eigsh`` with
+        a start vector drawn from ``random_state`` above (deterministic for a given seed).
         """
         n = self.n_samples
         if n_components > n - 1:
             raise ValueError(f"{n_components} non-trivial eigenvectors need at least "
                              f"{n_components + 1} samples, got {n}")
-        if n_components == 0:
-            return np.empty(0), np.empty((n, 0))
+        full_null = self.null_space()
+        null = full_null[:, :n_components]
+        wanted = n_components - null.shape[1]
+        if wanted == 0:
+            return np.zeros(n_components), null
         shift = _DEFLATED - 1.0
-        xi1 = self.trivial
+        Z = np.column_stack([self.trivial, full_null])
         if n <= DENSE_EIGEN_MAX_N:
-            B = self.normalized.toarray() + shift * np.outer(xi1, xi1)
-            mu, V = scipy.linalg.eigh(B, subset_by_index=[n - n_components, n - 1])
+            B = self.normalized.toarray() + shift * (Z @ Z.T)
+            mu, V = scipy.linalg.eigh(B, subset_by_index=[n - wanted, n - 1])
         else:
             op = LinearOperator((n, n), dtype=float,
-                                matvec=lambda v: self.normalized @ v + shift * xi1 * (xi1 @ v))
+                                matvec=lambda v: self.normalized @ v + shift * Z @ (Z.T @ v))
             v0 = np.random.default_rng(random_state).uniform(-1.0, 1.0, n)
-            mu, V = eigsh(op, k=n_components, which="LA", v0=v0)
+            mu, V = eigsh(op, k=wanted, which="LA", v0=v0)
         order = np.argsort(-mu, kind="stable")
         mu, V = mu[order], V[:, order]
         peak = np.abs(V).argmax(axis=0)
         V = V * np.sign(V[peak, np.arange(V.shape[1])])
-        return 1.0 - mu, V
+        return np.concatenate([np.zeros(null.shape[1]), 1.0 - mu]), np.column_stack([null, V])

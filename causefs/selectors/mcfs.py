@@ -21,7 +21,10 @@ class MCFS(Selector):
 
     1. spectral embedding (3.1): the K = ``n_clusters`` eigenvectors ``y_1..y_K`` of
        ``L y = lambda D y`` with the smallest eigenvalues, the trivial constant ``y``
-       (``lambda = 0``) excluded as in the authors' Laplacian-eigenmap code;
+       (``lambda = 0``) excluded as in the authors' Laplacian-eigenmap code; on a
+       disconnected graph the other ``lambda = 0`` eigenvectors are the components'
+       indicators (:meth:`~.affinity.SpectralGraph.null_space`), not a solver's
+       arbitrary basis;
     2. sparse coefficients (3.2): for each ``y_k``,
        ``min_a ||y_k - X a_k||^2 s.t. |a_k|_1 <= gamma``, solved by LARS stopped at
        ``n_features_to_select`` non-zero coefficients (the paper controls the sparsity

@@ -29,7 +29,9 @@ def spectral_clustering_indicator(graph: SpectralGraph, n_clusters: int, random_
 
     Ng-Jordan-Weiss: the ``n_clusters`` smallest eigenvectors of the normalized
     Laplacian, rows scaled to unit length (a zero row is kept), k-means with 10 seeded
-    restarts. An empty cluster (possible only with fewer distinct points than clusters)
+    restarts. On a disconnected graph these include the whole null space (component
+    indicators, :meth:`~.affinity.SpectralGraph.null_space`) when ``n_clusters`` is at
+    least the number of components. An empty cluster (possible only with fewer distinct points than clusters)
     leaves its column at the offset.
     """
     _, xi = graph.eigenpairs(n_clusters - 1, random_state)

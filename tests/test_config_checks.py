@@ -1,0 +1,184 @@
+"""The causefs command checks its whole configuration before any fit and reports a user
+error as one line naming the key (causefs.config_checks, causefs.cli)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hydra import compose, initialize_config_module
+
+from causefs import cli
+from causefs.config_checks import ConfigError, check_config
+
+FAST = ["max_iter=1", "evaluation.n_runs=1", "verbose=false"]
+
+
+def composed(*overrides):
+    with initialize_config_module(config_module="causefs.conf", version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides))
+
+
+def _forbidden(*args, **kwargs):
+    raise AssertionError("reached the data or the fit")
+
+
+@pytest.fixture
+def no_fit(monkeypatch):
+    """Fail the test if a run gets as far as fitting."""
+    monkeypatch.setattr(cli.CauseFS, "fit", _forbidden)
+
+
+@pytest.fixture
+def no_data(monkeypatch, no_fit):
+    """Fail the test if a run gets as far as loading data."""
+    monkeypatch.setattr(cli, "load_dataset", _forbidden)
+
+
+#: override -> text the one-line error must contain (the key and what is allowed)
+BEFORE_ANY_DATA = {
+    "evaluation.n_runs=0": "evaluation.n_runs=0: must be an integer >= 1",
+    "evaluation.n_runs=2.5": "evaluation.n_runs=2.5",
+    "evaluation.rhos=[0]": "evaluation.rhos=[0]: must be a non-empty list",
+    "evaluation.rhos=[]": "evaluation.rhos=[]",
+    "evaluation.rhos=[20,abc]": "evaluation.rhos",
+    "evaluation.nmi_average=bogus": "evaluation.nmi_average='bogus': allowed values are "
+                                    "arithmetic, max",
+    "evaluation.seed=-1": "evaluation.seed=-1",
+    "evaluation.enabled=maybe": "evaluation.enabled='maybe': must be true or false",
+    "evaluation.all_features=1": "evaluation.all_features=1: must be true or false",
+    "n_clusters=2.5": "n_clusters=2.5: must be an integer >= 2",
+    "n_clusters=1": "n_clusters=1",
+    "n_clusters=abc": "n_clusters='abc'",
+    "n_features_to_select=0": "n_features_to_select=0",
+    "n_features_to_select=0.5": "n_features_to_select=0.5",
+    "n_features_to_select=null": "n_features_to_select=None",
+    "preprocessing=zscore": "preprocessing='zscore': allowed values are minmax, standard, none",
+    "random_state=-3": "random_state=-3",
+    "random_state=null": "random_state=None",
+    "verbose=2": "verbose=2: must be true or false",
+    "trace=maybe": "trace='maybe': must be true or false",
+    "memory_limit=lots": "memory_limit='lots'",
+    "memory_limit=-5": "memory_limit=-5",
+    "memory_limit=0": "memory_limit=0",
+    "memory_limit=true": "memory_limit=True",
+    "memory_limit=8XB": "memory_limit='8XB'",
+    "result_file=''": "result_file=''",
+    "result_file=out/": "result_file='out/'",
+    "store.enabled=yes": "store.enabled='yes'",
+    "store.overwrite=2": "store.overwrite=2",
+    "+foo=1": "unknown key(s) foo",
+    "dataset=file": "dataset.path is not set",
+    "dataset.label_column=-1": "dataset.label_column=-1: applies to .csv files only",
+    "+dataset.n_samples=100": "dataset.n_samples: only dataset=synthetic takes generator options",
+    "method=mcfs method.weight=x": "method=mcfs: weight must be one of",
+    "method=mcfs +method.foo=1": "method.foo: not an option of method=mcfs",
+    "method=ndfs method.alpha=-1": "method=ndfs: alpha must be",
+    "method=spec method.style=1": "method=spec",
+    "kernel.name=nope": "kernel: unknown kernel 'nope'",
+    "qp.name=nope": "qp: unknown qp",
+    "+kernel.foo=1": "kernel: kernel 'linear' has no option(s) ['foo']",
+    "schedule.loop=[nope]": "schedule:",
+    "+evaluation.foo=1": "unknown key(s) evaluation.foo",
+    "+store.foo=1": "unknown key(s) store.foo",
+    "evaluation.rhos=[4,4]": "evaluation.rhos=[4, 4]: lists a number twice",
+    "kernel=rbf kernel.n_components=0": "kernel: rbf n_components must be an integer >= 1",
+    "kernel=rbf kernel.n_pairs=-1": "kernel: rbf n_pairs must be an integer >= 1",
+    "kernel=rbf kernel.exact_budget=-1": "kernel: rbf exact_budget must be a number >= 0",
+}
+
+
+def test_synthetic_options_are_checked_by_name(no_data, tmp_path):
+    with pytest.raises(ConfigError, match="dataset.n_points: not an option of dataset=synthetic"):
+        cli.run(composed("dataset=synthetic", "+dataset.n_points=3", *FAST), output_dir=tmp_path)
+
+
+def test_an_unwritable_store_fails_before_any_data(no_data, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    cfg = composed("store.enabled=true", f"store.dir={blocker / 'store'}", *FAST)
+    with pytest.raises(ConfigError, match=r"store.dir: .* is not writable"):
+        cli.run(cfg, output_dir=tmp_path)
+
+
+#: keys bounded by the data (digits: 1797 x 64, 10 classes): checked before the fit
+AGAINST_DATA = {
+    "n_features_to_select=65": "n_features_to_select=65: exceeds the 64 features",
+    "evaluation.rhos=[20,100]": "100 exceeds the 64 features",
+    "n_clusters=5000": "n_clusters=5000: exceeds the 1797 samples",
+    "n_neighbors=0": "n_neighbors",
+    "alpha=-1": "alpha",
+    "sigma=2": "sigma",
+}
+
+
+@pytest.mark.parametrize("override, message, guard",
+                         [(*case, "no_data") for case in BEFORE_ANY_DATA.items()]
+                         + [(*case, "no_fit") for case in AGAINST_DATA.items()])
+def test_bad_keys_fail_early_in_one_line(request, tmp_path, override, message, guard):
+    request.getfixturevalue(guard)  # before loading the data, or at least before the fit
+    with pytest.raises(ConfigError) as error:
+        cli.run(composed(*FAST, *override.split()), output_dir=tmp_path)
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["n_features_to_select=100"], "n_features_to_select=100: exceeds the 64"),
+    (["method.n_neighbors=2000"], "method.n_neighbors=2000: needs more than 2000 samples"),
+])
+def test_baselines_get_the_same_checks(monkeypatch, tmp_path, overrides, message):
+    monkeypatch.setattr(cli, "make_selector", None)  # never reached
+    with pytest.raises(ConfigError, match=message):
+        cli.run(composed(*FAST, "method=mcfs", *overrides), output_dir=tmp_path)
+
+
+@pytest.mark.parametrize("labels, found", [(None, "no labels"), (np.zeros(20), "1 class")])
+def test_n_clusters_null_needs_two_classes(tmp_path, labels, found):
+    X = np.random.default_rng(0).random((20, 4))
+    arrays = {"X": X} if labels is None else {"X": X, "y": labels}
+    np.savez(tmp_path / "data.npz", **arrays)
+    cfg = composed("dataset=file", f"dataset.path={tmp_path / 'data.npz'}",
+                   "n_features_to_select=2", *FAST)
+    with pytest.raises(ConfigError, match=f"n_clusters=null: .* has {found}"):
+        cli.run(cfg, output_dir=tmp_path)
+
+
+def test_the_default_config_passes():
+    check_config(composed())
+    check_config(composed("+experiment=compare"))
+
+
+def run_cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "causefs.cli", *args], capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, timeout=600)
+
+
+def test_user_errors_are_one_line_and_exit_2(tmp_path):
+    out = run_cli("evaluation.n_runs=0", f"hydra.run.dir={tmp_path}")
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "causefs: error: evaluation.n_runs=0: must be an integer >= 1 "
+        "(set CAUSEFS_DEBUG=1 for the traceback)"]
+    assert not (tmp_path / "result.json").exists()
+    debug = run_cli("evaluation.n_runs=0", f"hydra.run.dir={tmp_path}",
+                    env={"CAUSEFS_DEBUG": "1", "HYDRA_FULL_ERROR": "1"})
+    assert debug.returncode != 0 and "Traceback" in debug.stderr
+    assert "ConfigError: evaluation.n_runs=0" in debug.stderr
+    # a multi-line message (an invalid schedule, found as the fit starts) on one line too
+    empty_loop = run_cli("schedule.loop=[]", f"hydra.run.dir={tmp_path}")
+    assert empty_loop.returncode == 2
+    assert empty_loop.stderr.strip().splitlines() == [
+        "causefs: error: invalid schedule: the loop has no block "
+        "(set CAUSEFS_DEBUG=1 for the traceback)"]
+
+
+def test_help_names_the_app_and_explains_the_main_keys():
+    out = run_cli("--help")
+    assert out.returncode == 0
+    assert out.stdout.startswith("causefs: CAUSE-FS")
+    for key in ("dataset=NAME", "data_dir=DIR", "method=NAME", "n_features_to_select=K",
+                "memory_limit", "evaluation.rhos", "store.enabled", "CAUSEFS_DEBUG"):
+        assert key in out.stdout, key
+    assert "cli is powered by Hydra" not in out.stdout

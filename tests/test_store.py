@@ -1,0 +1,232 @@
+"""The results store: content keys, self-describing entries checked on read, invalid
+entries moved aside, file permissions, stale temporaries, and the report's refusals."""
+
+import json
+import os
+import time
+
+import numpy as np
+import pytest
+from hydra import compose, initialize_config_module
+
+from causefs.cli import run
+from causefs.report import main as report_main
+from causefs.report import report
+from causefs.store import (INVALID_DIR, SCHEMA_VERSION, ResultStore, StoreError, StoreWarning,
+                           job_key)
+
+JOB = {"method": "spec", "dataset": {"name": "x", "sha256": "0" * 64}}
+RESULT = {"scores": [0.5, 0.1], "ranking": [0, 1], "selected_features": [0], "metrics": None,
+          "job": JOB}
+SCORED = {**RESULT, "metrics": {"selected": {"20": {"acc_mean": 0.5, "acc_std": 0.1,
+                                                  "nmi_mean": 0.4, "nmi_std": 0.1}}}}
+SETTINGS = ["max_iter=1", "evaluation.n_runs=2", "evaluation.rhos=[4]",
+            "n_features_to_select=4", "verbose=false", "evaluation.all_features=false"]
+SYNTHETIC = ["dataset=synthetic", "dataset.n_samples=60", "dataset.n_features=12",
+             "dataset.n_causal=3", "dataset.n_spurious=3"]
+
+
+def composed(*overrides):
+    with initialize_config_module(config_module="causefs.conf", version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides))
+
+
+@pytest.fixture
+def store(tmp_path):
+    return ResultStore(tmp_path / "store")
+
+
+def test_entries_describe_themselves_and_round_trip(store):
+    key = job_key(JOB)
+    path = store.put(key, {**RESULT, "value": np.float64(1.5)})
+    entry = json.loads(path.read_text())
+    assert entry["schema"] == SCHEMA_VERSION and entry["key"] == key and entry["job"] == JOB
+    assert store.lookup(key, JOB)["value"] == 1.5
+    assert [p.name for p in store.root.iterdir()] == [f"{key}.json"]  # no temporary left
+
+
+def test_put_refuses_a_key_that_is_not_the_jobs(store):
+    with pytest.raises(ValueError, match="not the key"):
+        store.put("abc", RESULT)
+
+
+@pytest.mark.parametrize("content, reason", [
+    ("{}", "schema None"),
+    ('{"schema": 2, "key": "', "not valid JSON"),  # a truncated write
+    ("[1, 2]", "not a JSON object"),
+    ("\xff\xfe", "not valid JSON"),
+])
+def test_an_invalid_entry_is_moved_aside_with_a_warning_naming_it(store, content, reason):
+    key = job_key(JOB)
+    store.root.mkdir(parents=True)
+    store.path(key).write_text(content, encoding="latin-1")
+    with pytest.warns(StoreWarning, match=rf"{store.path(key)}: .*{reason}.*moved to"):
+        assert store.lookup(key, JOB) is None
+    assert not store.path(key).exists()
+    moved = list((store.root / INVALID_DIR).iterdir())
+    assert len(moved) == 1 and moved[0].read_text(encoding="latin-1") == content
+
+
+def test_an_entry_answering_another_job_is_not_trusted(store):
+    key = job_key(JOB)
+    store.put(key, RESULT)
+    with pytest.warns(StoreWarning, match="answers another job"):
+        assert store.lookup(key, {**JOB, "method": "mcfs"}) is None
+
+
+@pytest.mark.parametrize("change, reason", [
+    (lambda e: {**e, "schema": 1}, "schema 1, expected"),
+    (lambda e: {**e, "key": "0" * 16}, "holds key"),
+    (lambda e: {**e, "job": {**JOB, "method": "x"}}, "does not hash to its key"),
+    (lambda e: {k: v for k, v in e.items() if k != "ranking"}, "missing field.*ranking"),
+])
+def test_an_entry_with_a_wrong_field_is_not_trusted(store, change, reason):
+    key = job_key(JOB)
+    entry = json.loads(store.put(key, RESULT).read_text())
+    store.path(key).write_text(json.dumps(change(entry)))
+    with pytest.warns(StoreWarning, match=reason):
+        assert store.lookup(key, JOB) is None
+
+
+def test_files_follow_the_umask(store):
+    key = job_key(JOB)
+    previous = os.umask(0o022)
+    try:
+        assert store.put(key, RESULT).stat().st_mode & 0o777 == 0o644
+        os.umask(0o077)
+        assert store.put(key, RESULT).stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(previous)
+
+
+def test_stale_temporaries_of_killed_writes_are_removed_on_open(store):
+    store.root.mkdir(parents=True)
+    stale, fresh = store.root / ".k.json.abc.tmp", store.root / ".k.json.def.tmp"
+    stale.write_text("{")
+    fresh.write_text("{")  # a write in progress elsewhere: left alone
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    ResultStore(store.root)
+    assert not stale.exists() and fresh.exists()
+
+
+def test_unwritable_store_is_reported(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(StoreError, match=f"{blocker / 'store'} is not writable"):
+        ResultStore(blocker / "store").check_writable()
+
+
+def test_report_skips_a_corrupt_file_with_a_warning(store, tmp_path):
+    store.put(job_key(JOB), SCORED)
+    (store.root / "0123456789abcdef.json").write_text("{trunc")
+    with pytest.warns(StoreWarning, match="0123456789abcdef.json: not valid JSON"):
+        assert len(list(store)) == 1
+    with pytest.warns(StoreWarning):
+        report(store.root, tmp_path / "out", with_figures=False)
+
+
+@pytest.mark.parametrize("make", ["missing", "empty", "only_invalid"])
+def test_report_on_a_missing_or_empty_store_exits_nonzero(tmp_path, capsys, make):
+    root = tmp_path / "store"
+    if make != "missing":
+        root.mkdir()
+    if make == "only_invalid":
+        (root / "0123456789abcdef.json").write_text("{}")
+    with pytest.warns(StoreWarning) if make == "only_invalid" else _no_warning():
+        with pytest.raises(SystemExit) as stop:
+            report_main(["--store", str(root), "--out", str(tmp_path / "out")])
+    assert stop.value.code != 0
+    err = capsys.readouterr().err
+    assert str(root) in err and ("no results store" in err or "no valid results" in err)
+
+
+class _no_warning:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _run(tmp_path, *overrides, data=SYNTHETIC):
+    cfg = composed(*data, *SETTINGS, "store.enabled=true", f"store.dir={tmp_path / 'store'}",
+                   *overrides)
+    return run(cfg, output_dir=tmp_path / "run")
+
+
+def test_the_key_follows_the_datas_content_not_its_path(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    data = tmp_path / "data.npz"
+    X = rng.random((40, 6))
+    np.savez(data, X=X, y=np.repeat([0, 1], 20))
+    first = _run(tmp_path, data=["dataset=file", f"dataset.path={data}"])
+    np.savez(data, X=X[:, ::-1], y=np.repeat([0, 1], 20))  # same path, new content
+    second = _run(tmp_path, data=["dataset=file", f"dataset.path={data}"])
+    assert "skipped" not in capsys.readouterr().out
+    assert first["key"] != second["key"]
+    copy = tmp_path / "copy.npz"
+    copy.write_bytes(data.read_bytes())  # same content, new path: the stored result
+    assert _run(tmp_path, data=["dataset=file", f"dataset.path={copy}"])["key"] == second["key"]
+    assert "already in" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("first, second", [("evaluation.enabled=false", "evaluation.enabled=true"),
+                                           ("evaluation.all_features=false",
+                                            "evaluation.all_features=true")])
+def test_evaluation_switches_are_in_the_key(tmp_path, capsys, first, second):
+    without = _run(tmp_path, "method=laplacian_score", first)
+    with_it = _run(tmp_path, "method=laplacian_score", second)
+    assert "skipped" not in capsys.readouterr().out
+    assert with_it["metrics"] != without["metrics"]
+
+
+def test_n_features_to_select_is_in_the_key(tmp_path, capsys):
+    five = _run(tmp_path, "method=laplacian_score", "n_features_to_select=5")
+    three = _run(tmp_path, "method=laplacian_score", "n_features_to_select=3")
+    assert "skipped" not in capsys.readouterr().out
+    assert len(five["selected_features"]) == 5 and len(three["selected_features"]) == 3
+
+
+def test_an_emptied_entry_is_recomputed_not_trusted(tmp_path, capsys):
+    first = _run(tmp_path, "method=laplacian_score")
+    path = tmp_path / "store" / f"{first['key']}.json"
+    path.write_text("{}")
+    with pytest.warns(StoreWarning, match=str(path)):
+        again = _run(tmp_path, "method=laplacian_score")
+    assert "skipped" not in capsys.readouterr().out
+    assert again["ranking"] == first["ranking"] and json.loads(path.read_text())["ranking"]
+
+
+def test_an_entry_moved_by_another_job_meanwhile_is_a_miss(store, monkeypatch):
+    key = job_key(JOB)
+    store.root.mkdir(parents=True)
+    store.path(key).write_text("{}")
+
+    def moved_elsewhere(key):
+        raise FileNotFoundError(key)
+
+    monkeypatch.setattr(store, "move_aside", moved_elsewhere)
+    with pytest.warns(StoreWarning, match="moved by another process"):
+        assert store.lookup(key, JOB) is None
+
+
+def test_report_at_a_rho_no_result_has_says_which_it_has(store, tmp_path, capsys):
+    store.put(job_key(JOB), SCORED)
+    report(store.root, tmp_path / "ok", rho=20, with_figures=False)
+    with pytest.raises(SystemExit) as stop:
+        report_main(["--store", str(store.root), "--out", str(tmp_path / "o"), "--rho", "7"])
+    assert stop.value.code != 0
+    assert "has metrics at rho=7 (stored: 20)" in capsys.readouterr().err
+
+
+def test_report_to_an_unwritable_place_is_one_line(store, tmp_path, capsys):
+    store.put(job_key(JOB), SCORED)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(SystemExit) as stop:
+        report_main(["--store", str(store.root), "--out", str(blocker / "out"), "--no-figures"])
+    assert stop.value.code != 0
+    err = capsys.readouterr().err
+    assert err.startswith("causefs-report: error: ") and str(blocker) in err
+    assert err.count("\n") == 1
