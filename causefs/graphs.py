@@ -46,8 +46,10 @@ EXACT_N = 1000
 #: a search without a previous graph to start from is exact up to this many points
 #: (an HNSW index costs more below it)
 FRESH_EXACT_N = 5000
-#: rounds of the local search (neighbours of neighbours) after the warm start
-REFINE_ROUNDS = 2
+#: rounds of the local search (neighbours of neighbours) after the warm start. Measured on
+#: USPS embeddings moved as by an iteration: one round finds 96.5% of the exact
+#: neighbours in 0.05 s of CPU, two rounds 97.0% in 0.09 s
+REFINE_ROUNDS = 1
 
 _CHUNK_ELEMENTS = 2**21  # bound on the temporary (rows x candidates x dims) arrays
 
@@ -190,7 +192,8 @@ def refine_neighbors(Y: np.ndarray, seeds: np.ndarray, n_candidates: int,
     """Approximate kNN by a local search from seed candidates (NN-descent's local join).
 
     Keeps each row's ``n_candidates`` nearest seeds, then ``rounds`` times adds the
-    neighbours of those neighbours and keeps the nearest again. O(n c^2 p) per round for
+    neighbours (and reverse neighbours) of those neighbours and keeps the nearest again.
+    O(n c^2 p) per round for
     ``c = n_candidates``: a graph of the previous iteration is a good start, as the
     embeddings move little between iterations.
 
@@ -208,7 +211,7 @@ def refine_neighbors(Y: np.ndarray, seeds: np.ndarray, n_candidates: int,
     """
     n = Y.shape[0]
     best = _nearest_of(Y, seeds, n_candidates, np.arange(n))
-    width = 2 * n_candidates * (2 * n_candidates + 1)
+    width = 2 * n_candidates * (n_candidates + 1)
     step = max(1, _CHUNK_ELEMENTS // (4 * width))  # rows per block: bounded temporaries
     for _ in range(rounds):
         # neighbours and reverse neighbours (NN-descent's join): a point whose
@@ -218,7 +221,7 @@ def refine_neighbors(Y: np.ndarray, seeds: np.ndarray, n_candidates: int,
         for start in range(0, n, step):
             rows = np.arange(start, min(n, start + step))
             near = joined[rows]
-            hops = np.where(near[:, :, None] >= 0, joined[np.maximum(near, 0)], -1)
+            hops = np.where(near[:, :, None] >= 0, best[np.maximum(near, 0)], -1)
             refined[rows] = _nearest_of(Y, np.hstack([near, hops.reshape(rows.size, -1)]),
                                         n_candidates, rows)
         best = refined

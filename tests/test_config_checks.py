@@ -11,6 +11,9 @@ from hydra import compose, initialize_config_module
 
 from causefs import cli
 from causefs.config_checks import ConfigError, check_config
+from causefs.configs import register_configs
+
+register_configs()  # the kernel/ and qp/ groups come from the registry, as at CLI start
 
 FAST = ["max_iter=1", "evaluation.n_runs=1", "verbose=false"]
 
@@ -167,7 +170,7 @@ def test_user_errors_are_one_line_and_exit_2(tmp_path):
     assert debug.returncode != 0 and "Traceback" in debug.stderr
     assert "ConfigError: evaluation.n_runs=0" in debug.stderr
     # a multi-line message (an invalid schedule, found as the fit starts) on one line too
-    empty_loop = run_cli("schedule.loop=[]", f"hydra.run.dir={tmp_path}")
+    empty_loop = run_cli("schedule.name=mine", "schedule.loop=[]", f"hydra.run.dir={tmp_path}")
     assert empty_loop.returncode == 2
     assert empty_loop.stderr.strip().splitlines() == [
         "causefs: error: invalid schedule: the loop has no block "

@@ -70,7 +70,7 @@ def test_good_memory_limits(limit, value):
 
 @pytest.mark.parametrize("selector", ["laplacian_score", "spec", "mcfs", "udfs", "ndfs"])
 def test_baselines_on_unscaled_huge_values_say_so(selector):
-    from causefs.plugins import make_selector
+    from causefs.selectors import make_selector
 
     X = np.random.default_rng(0).random((40, 5))
     with pytest.raises(ValueError, match="overflow squared distances: scale the features"):

@@ -28,7 +28,8 @@ def granular_graphs(state: State, groups, nu, previous=None, keep=()):
     """
     p = state.problem
     old_graphs, old_gammas = state.S or (), state.gamma or ()
-    same_groups = state.groups is not None and np.array_equal(groups, state.groups)
+    state_groups = state.groups
+    same_groups = state_groups is not None and np.array_equal(groups, state_groups)
     state = state.replace(groups=groups, nu=nu)
     graphs, gammas = [], []
     for m in range(len(nu)):
@@ -38,8 +39,9 @@ def granular_graphs(state: State, groups, nu, previous=None, keep=()):
             continue
         prior = nu[m] * state.G if nu[m] > 0 else None
         # the old graph of the same group seeds the search (and keeps the block a descent
-        # block); after a regrouping every old graph is a plausible start
-        warm = [old_graphs[m]] if same_groups and m < len(old_graphs) else list(old_graphs)
+        # block); after a regrouping, the old graph of the group sharing most features
+        warm = [old_graphs[m] if same_groups else _closest_old_graph(
+            groups == m, state_groups, old_graphs)] if len(old_graphs) else []
         S, gamma = adaptive_graph(group_embedding(state, m), p.n_neighbors, prior,
                                   p.neighbor_algorithm,
                                   None if previous is None else (previous[0][m], previous[1][m]),
@@ -47,6 +49,14 @@ def granular_graphs(state: State, groups, nu, previous=None, keep=()):
         graphs.append(S)
         gammas.append(gamma)
     return tuple(graphs), tuple(gammas)
+
+
+def _closest_old_graph(members: np.ndarray, old_groups, old_graphs):
+    """The graph of the old group that shares the most features with ``members``."""
+    if old_groups is None:
+        return old_graphs[0]
+    shared = np.bincount(old_groups[members], minlength=len(old_graphs))[:len(old_graphs)]
+    return old_graphs[int(np.argmax(shared))]
 
 
 class GranularGraphsBlock(Block):

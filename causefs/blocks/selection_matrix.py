@@ -8,6 +8,7 @@ import numpy as np
 
 from ..graphs import laplacian_matrix, symmetric_degree
 from ..state import State
+from ..threads import threads_for
 from .base import Block
 
 
@@ -24,7 +25,9 @@ def selection_system(state: State, D: np.ndarray):
     """
     p = state.problem
     Xt = state.mu[:, None] * p.X
-    A = p.alpha * (Xt.T @ Xt)
+    n, d = Xt.shape
+    with threads_for(n * d * d):
+        A = p.alpha * (Xt.T @ Xt)
     A[np.diag_indices_from(A)] += p.lam * D
     if state.n_granularities:
         for m, S in enumerate(state.S):
@@ -50,7 +53,8 @@ def check_system(system: str) -> str:
 
 def _solve(A, B):
     try:
-        return np.linalg.solve(A, B)
+        with threads_for(2.0 * A.shape[0] ** 3 / 3):
+            return np.linalg.solve(A, B)
     except np.linalg.LinAlgError:
         # the systems here are non-singular in exact arithmetic (lam * D > 0)
         warnings.warn("W system numerically singular; using a least-squares solve",
