@@ -181,8 +181,9 @@ def main():
     tables(args)
 
 
-def write_generated(path: Path, tables_text: str) -> None:
-    begin, end = "<!-- generated:begin -->", "<!-- generated:end -->"
+def write_generated(path: Path, tables_text: str, marker: str = "generated") -> None:
+    """Replace the text between ``<!-- marker:begin -->`` and ``<!-- marker:end -->``."""
+    begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
     text = path.read_text() if path.exists() else f"{begin}\n{end}\n"
     head, _, rest = text.partition(begin)
     _, _, tail = rest.partition(end)

@@ -116,7 +116,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
     max_treatments : "auto", int or None, default="auto"
         Bound on the treatments of the balance term, the top features by ``||W_f||``
         (:mod:`causefs.treatments`): ``"auto"`` keeps all of them while
-        ``n * d * d <= 1e8`` (JAFFE, UMIST) and otherwise as many as that budget allows
+        ``n * d * d <= 1e8`` (JAFFE) and otherwise as many as that budget allows
         (at least 32); None keeps all (the paper, O(n d^2) per balance product).
     sample_weights : {"mean_one", "simplex"}, default="mean_one"
         ``simplex``: ``sum(mu) = 1`` as in the paper; ``mean_one``: ``sum(mu) = n``, the
