@@ -323,13 +323,16 @@ def load_benchmark(name: str, data_home_path=None, verify: bool = True) -> Datas
 def load_dataset(name: str, path: str | None = None, data_home_path=None,
                  label_column: int | None = None, **synthetic) -> Dataset:
     """Load by name (``digits``, ``synthetic`` or a benchmark) or from ``path`` (any
-    supported file). ``synthetic`` keywords go to :func:`make_causal`."""
+    supported file). ``synthetic`` keywords go to :func:`make_causal` (or to the
+    generator of a shifted benchmark, :data:`causefs.shifted.SHIFTED`)."""
     if path is not None:
         return load_file(path, label_column)
     if name == "file":
         raise DatasetError("dataset 'file' needs a path: load_dataset('file', path=...)")
     if name == "synthetic":
         return make_causal(**synthetic)
+    if name in SHIFTED:
+        return SHIFTED[name](**synthetic)
     if name == "digits":
         from sklearn.datasets import load_digits
 
@@ -369,6 +372,14 @@ def make_causal(n_samples: int = 1000, n_features: int = 100, *, n_clusters: int
 
     Feature columns are shuffled (with ``seed``); ``causal`` and ``spurious`` give their
     positions. ``y`` is C.
+
+    This benchmark cannot tell a causal selector from any other, and is kept only as a
+    check of the symmetric case: the joint law of (C, E), ``P(C=a, E=b) = confounding
+    * [a = b] / k + (1 - confounding) / k^2``, is symmetric, both blocks use the same
+    signature law and (with ``n_causal == n_spurious``) the same width, so exchanging
+    the causal and the spurious block leaves the distribution of X unchanged; there is
+    no test environment either. Use :func:`causefs.shifted.make_shifted_clusters` and
+    :func:`causefs.shifted.make_digits_border` for benchmarks with a shift.
     """
     for name, value, low in (("n_samples", n_samples, 2), ("n_features", n_features, 1),
                              ("n_clusters", n_clusters, 1), ("n_causal", n_causal, 0),
@@ -412,3 +423,6 @@ def make_causal(n_samples: int = 1000, n_features: int = 100, *, n_clusters: int
         spurious=np.sort(position[n_causal:n_causal + n_spurious]),
         environment=environment,
     )
+
+
+from .shifted import SHIFTED, ShiftedDataset, make_digits_border, make_shifted_clusters  # noqa: E402,F401
