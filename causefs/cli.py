@@ -33,7 +33,7 @@ from .config_checks import ConfigError, check_against_data, check_config
 from .configs import check_schedule_config, register_configs
 from .datasets import DatasetError, load_dataset
 from .estimator import CauseFS
-from .evaluation import causal_recovery, evaluate_ranking
+from .evaluation import causal_recovery, evaluate_ranking, evaluate_shift
 from .memory import MemoryLimitError
 from .preprocessing import scale_features
 from .scheduler import ScheduleError, seconds_by
@@ -181,6 +181,10 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict:
         if evaluation.all_features and not select_all:
             result["metrics"]["all_features"] = evaluate_ranking(
                 Xs, data.y, ranking, rhos[:1], select_all=True, **options)
+        if getattr(data, "X_test", None) is not None:  # a shifted benchmark (causefs.shifted)
+            result["metrics"]["test_environment"] = evaluate_shift(
+                data.X_test, data.y_test, ranking, rhos, preprocessing=cfg.preprocessing,
+                select_all=select_all, **options)
     if getattr(data, "causal", None) is not None:
         result["causal_recovery"] = causal_recovery(ranking, data.causal, rhos, data.spurious)
 
@@ -210,6 +214,7 @@ def _report(result: dict) -> None:
         for rho, m in table.items():
             label = ("all features" if m["features"] == d["n_features"]
                      else f"top {rho} features")
+            label += " of the test environment" if name == "test_environment" else ""
             print(f"k-means on {label} ({m['n_runs']} runs): "
                   f"ACC {100 * m['acc_mean']:.2f} +- {100 * m['acc_std']:.2f} %, "
                   f"NMI {100 * m['nmi_mean']:.2f} +- {100 * m['nmi_std']:.2f} %")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .metrics import kmeans_scores
+from .metrics import kmeans_scores, share_at_k
+from .preprocessing import scale_features
 
 #: numbers of selected features of the paper's protocol
 PAPER_RHOS = (20, 40, 60, 80, 100)
@@ -50,14 +51,33 @@ def causal_recovery(ranking, causal, rhos=PAPER_RHOS, spurious=None) -> dict:
 
     Also the fraction of the top rho that are spurious (confounded) features, if given.
     """
-    causal = set(np.asarray(causal).tolist())
-    spurious = set(np.asarray(spurious).tolist()) if spurious is not None else None
+    causal = np.asarray(causal)
     out = {}
     for rho in rhos:
-        top = set(np.asarray(ranking)[: int(rho)].tolist())
-        hits = len(top & causal)
-        row = {"precision": hits / max(len(top), 1), "recall": hits / max(len(causal), 1)}
+        hits = int(np.isin(np.asarray(ranking)[: int(rho)], causal).sum())
+        row = {"precision": share_at_k(ranking, causal, rho),
+               "recall": hits / max(causal.size, 1)}
         if spurious is not None:
-            row["spurious_fraction"] = len(top & spurious) / max(len(top), 1)
+            row["spurious_fraction"] = share_at_k(ranking, spurious, rho)
         out[int(rho)] = row
     return out
+
+
+def evaluate_shift(X_test, y_test, ranking, rhos=PAPER_RHOS, *, preprocessing="minmax",
+                   **options) -> dict:
+    """Out-of-distribution ACC/NMI: k-means on the test environment, top rho features.
+
+    The test environment is scaled by the same rule the selector's training data was
+    (``preprocessing``), with its own statistics: an unsupervised method meets a new
+    environment without the old one's ranges. ``options`` go to :func:`evaluate_ranking`.
+
+    Parameters
+    ----------
+    X_test : ndarray (n_test, d)
+        Test environment, unscaled, same columns as the training data.
+    y_test : ndarray (n_test,)
+    ranking : ndarray of int
+        Features, best first (learnt on the training environment).
+    """
+    return evaluate_ranking(scale_features(np.asarray(X_test, dtype=float), preprocessing),
+                            y_test, ranking, rhos, **options)

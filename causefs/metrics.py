@@ -52,3 +52,15 @@ def kmeans_scores(X, y, n_clusters: int | None = None, n_runs: int = 50, seed: i
         mi.append(nmi(y, labels, nmi_average))
     return {"acc_mean": float(np.mean(acc)), "acc_std": float(np.std(acc)),
             "nmi_mean": float(np.mean(mi)), "nmi_std": float(np.std(mi)), "n_runs": n_runs}
+
+
+def share_at_k(ranking, features, k: int) -> float:
+    """Share of the top ``k`` of ``ranking`` (best first) that lies in ``features``.
+
+    With the known causal features this is causal precision@k; with the spurious ones,
+    spurious@k. ``k`` above the ranking's length counts the whole ranking.
+    """
+    if int(k) < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    top = np.asarray(ranking)[: int(k)]
+    return float(np.isin(top, np.asarray(features)).sum() / top.size)
