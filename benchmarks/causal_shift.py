@@ -1,0 +1,195 @@
+"""The causal experiment of docs/RESULTS.md: run it (resuming), tabulate it, plot it.
+
+    python benchmarks/causal_shift.py               # run what is missing, then the report
+    python benchmarks/causal_shift.py --report-only # tables and figure from the store
+    python benchmarks/causal_shift.py --workers 2   # jobs in parallel processes
+
+The grid is ``conf/experiment/causal.yaml``'s sweep (every dataset x bias rate x seed x
+method, and every schedule for CAUSE-FS; a baseline runs once, not once per schedule).
+Every job is the ``causefs`` command's own :func:`causefs.cli.run` on a composed config,
+writing into the results store (``--store``): an interrupted run resumes. The tables go
+into docs/RESULTS.md between ``<!-- causal:begin -->`` and ``<!-- causal:end -->``; the
+figure to ``docs/results/causal_ood_acc.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import itertools
+import os
+import tempfile
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # before NumPy loads its BLAS
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import yaml  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPERIMENT = ROOT / "causefs" / "conf" / "experiment" / "causal.yaml"
+RESULTS = ROOT / "docs" / "RESULTS.md"
+FIGURE = ROOT / "docs" / "results" / "causal_ood_acc.png"
+BEGIN, END = "<!-- causal:begin -->", "<!-- causal:end -->"
+#: features kept per dataset in the tables: the number of causal features of the
+#: synthetic benchmark (precision@k can reach 1), the paper's 20 for the digits
+K_OF = {"shifted_clusters": 8, "digits_border": 20}
+BASELINE_LABELS = {"all_features": "AllFea", "laplacian_score": "LapScore", "spec": "SPEC",
+                   "mcfs": "MCFS", "udfs": "UDFS", "ndfs": "NDFS"}
+
+
+def sweep() -> list[list[str]]:
+    """Overrides of every job of the experiment's sweep, baselines once per data setting."""
+    params = yaml.safe_load(EXPERIMENT.read_text())["hydra"]["sweeper"]["params"]
+    values = {key: str(value).split(",") for key, value in params.items()}
+    data_keys = [k for k in values if k not in ("method", "schedule")]
+    jobs = []
+    for data in itertools.product(*(values[k] for k in data_keys)):
+        base = [f"{k}={v}" for k, v in zip(data_keys, data)]
+        for method in values["method"]:
+            schedules = values["schedule"] if method == "causefs" else values["schedule"][:1]
+            jobs += [base + [f"method={method}", f"schedule={s}"] for s in schedules]
+    return jobs
+
+
+def run_job(overrides: list[str], store: Path) -> str:
+    """One job through the CLI's ``run``; returns the store key (skips a stored job)."""
+    from hydra import compose, initialize_config_module
+
+    from causefs.cli import run
+
+    with initialize_config_module(config_module="causefs.conf", version_base="1.3"):
+        cfg = compose(config_name="config",
+                      overrides=["+experiment=causal", f"store.dir={store}", *overrides])
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
+        return run(cfg, output_dir=Path(tmp))["key"]
+
+
+def label(job: dict) -> str:
+    if job["method"] == "causefs":
+        return f"CAUSE-FS[{job['params']['schedule']['name']}]"
+    return BASELINE_LABELS.get(job["method"], job["method"])
+
+
+def collect(store: Path) -> dict:
+    """``{dataset: {(label, bias): {metric: [value per seed]}}}`` from the store."""
+    from causefs.store import ResultStore
+
+    table = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for result in ResultStore(store):
+        job = result["job"]
+        name = job["dataset"]["name"]
+        if name not in K_OF or not result.get("metrics"):
+            continue
+        k = str(K_OF[name])
+        row = table[name][(label(job), float(job["dataset"]["train_bias"]))]
+        ood = result["metrics"]["test_environment"][k]
+        row["ood_acc"].append(ood["acc_mean"])
+        row["ood_nmi"].append(ood["nmi_mean"])
+        row["train_acc"].append(result["metrics"]["selected"][k]["acc_mean"])
+        row["precision"].append(result["causal_recovery"][k]["precision"])
+        row["spurious"].append(result["causal_recovery"][k]["spurious_fraction"])
+        for key, value in (result.get("diagnostics") or {}).items():
+            if isinstance(value, (int, float)):
+                row[key].append(value)
+    return table
+
+
+METRICS = {"ood_acc": "OOD ACC (%)", "ood_nmi": "OOD NMI (%)", "train_acc": "training ACC (%)",
+           "precision": "causal precision@k", "spurious": "spurious@k"}
+
+
+def markdown(table: dict) -> str:
+    lines = []
+    for name in K_OF:
+        rows = table.get(name)
+        if not rows:
+            continue
+        labels = sorted({lab for lab, _ in rows}, key=lambda s: (not s.startswith("CAUSE"), s))
+        biases = sorted({b for _, b in rows})
+        for metric, title in METRICS.items():
+            scale = 100 if "acc" in metric or "nmi" in metric else 1
+            digits = 1 if scale == 100 else 2
+            lines += [f"**{name}, {title}, k = {K_OF[name]}** (mean ± std over seeds; "
+                      "columns: training bias rate)", "",
+                      "| method | " + " | ".join(f"{b:g}" for b in biases) + " |",
+                      "|---" * (len(biases) + 1) + "|"]
+            for lab in labels:
+                cells = []
+                for b in biases:
+                    values = scale * np.asarray(rows.get((lab, b), {}).get(metric, []))
+                    cells.append(f"{values.mean():.{digits}f} ± {values.std():.{digits}f} "
+                                 f"({values.size})" if values.size else "–")
+                lines.append(f"| {lab} | " + " | ".join(cells) + " |")
+            lines.append("")
+    return "\n".join(lines)
+
+
+def figure(table: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [n for n in K_OF if n in table]
+    fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.5), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        rows = table[name]
+        for lab in sorted({lab for lab, _ in rows}):
+            biases = sorted(b for la, b in rows if la == lab)
+            values = [100 * np.asarray(rows[(lab, b)]["ood_acc"]) for b in biases]
+            ax.errorbar(biases, [v.mean() for v in values], yerr=[v.std() for v in values],
+                        marker="o", capsize=3, label=lab,
+                        linestyle="-" if lab.startswith("CAUSE") else "--")
+        ax.set(title=f"{name}: k-means on the test environment, top {K_OF[name]} features",
+               xlabel="training bias rate", ylabel="OOD ACC (%)")
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize=8, loc="best")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_results(tables: str) -> None:
+    text = RESULTS.read_text()
+    if BEGIN not in text:
+        raise SystemExit(f"{RESULTS} has no {BEGIN} ... {END} section to fill")
+    head, _, rest = text.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    RESULTS.write_text(f"{head}{BEGIN}\n{tables}\n{END}{tail}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--store", type=Path, default=ROOT / "results" / "causal")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--report-only", action="store_true")
+    args = parser.parse_args()
+    if not args.report_only:
+        jobs = sweep()
+        print(f"{len(jobs)} jobs into {args.store}", flush=True)
+        failed = 0
+        with ProcessPoolExecutor(args.workers) as pool:
+            futures = [pool.submit(run_job, job, args.store) for job in jobs]
+            for i, (job, future) in enumerate(zip(jobs, futures)):
+                try:
+                    outcome = future.result()
+                except Exception as exc:  # one failed job must not lose the others
+                    failed += 1
+                    outcome = f"FAILED {type(exc).__name__}: {exc}"
+                print(f"[{i + 1}/{len(jobs)}] {' '.join(job)}: {outcome}", flush=True)
+        if failed:
+            raise SystemExit(f"{failed} job(s) failed; re-run to retry them")
+    table = collect(args.store)
+    figure(table, FIGURE)
+    write_results(markdown(table))
+    print(f"updated {RESULTS} and {FIGURE}")
+
+
+if __name__ == "__main__":
+    main()
