@@ -32,6 +32,7 @@ from . import __version__
 from .config_checks import ConfigError, check_against_data, check_config
 from .configs import check_schedule_config, register_configs
 from .datasets import DatasetError, load_dataset
+from .diagnostics import describe
 from .estimator import CauseFS
 from .evaluation import causal_recovery, evaluate_ranking, evaluate_shift
 from .memory import MemoryLimitError
@@ -157,7 +158,8 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict:
             final_terms=estimator.trace_[-1]["terms"] if estimator.trace_ else None,
             n_iter=estimator.n_iter_, block_seconds=seconds_by(estimator.trace_),
             n_granularities=int(estimator.groups_.max()) + 1,
-            sample_weight=estimator.sample_weight_.tolist())
+            sample_weight=estimator.sample_weight_.tolist(),
+            diagnostics=estimator.diagnostics_.summary())
     else:
         options = {k: v for k, v in OmegaConf.to_container(cfg.method, resolve=True).items()
                    if k != "name"}
@@ -210,6 +212,8 @@ def _report(result: dict) -> None:
     if "objective_history" in result:
         print("objective by iteration: "
               + ", ".join(f"{v:.6g}" for v in result["objective_history"]))
+    if "diagnostics" in result:
+        print(describe(result["diagnostics"]))
     for name, table in (result["metrics"] or {}).items():
         for rho, m in table.items():
             label = ("all features" if m["features"] == d["n_features"]

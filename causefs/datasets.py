@@ -331,6 +331,8 @@ def load_dataset(name: str, path: str | None = None, data_home_path=None,
         raise DatasetError("dataset 'file' needs a path: load_dataset('file', path=...)")
     if name == "synthetic":
         return make_causal(**synthetic)
+    from .shifted import SHIFTED
+
     if name in SHIFTED:
         return SHIFTED[name](**synthetic)
     if name == "digits":
@@ -425,4 +427,10 @@ def make_causal(n_samples: int = 1000, n_features: int = 100, *, n_clusters: int
     )
 
 
-from .shifted import SHIFTED, ShiftedDataset, make_digits_border, make_shifted_clusters  # noqa: E402,F401
+def __getattr__(name):
+    # the shifted benchmarks, re-exported lazily: causefs.shifted imports this module
+    from . import shifted
+
+    if name in shifted.__all__:
+        return getattr(shifted, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

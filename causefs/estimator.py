@@ -14,6 +14,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .contracts import CHECKS
+from .diagnostics import weight_diagnostics
 from .engine import resolve_kernel, resolve_qp, run_cause_fs
 from .preprocessing import (
     MMD_NORMALIZATIONS,
@@ -184,6 +185,10 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Feature selection matrix (zero rows for constant features).
     sample_weight_ : ndarray of shape (n_samples,)
         Learned sample weights mu.
+    diagnostics_ : causefs.diagnostics.WeightDiagnostics
+        What the sample weights did: effective sample size, share of zero weights, the
+        balance term at uniform and fitted weights, per-treatment imbalance before and
+        after (per non-constant feature); ``print(est.diagnostics_)`` gives one line.
     groups_ : ndarray of shape (n_features,)
         Feature granularity of every feature, -1 for constant features and for
         schedules without granularities.
@@ -352,6 +357,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.ranking_[order] = np.arange(1, d + 1)
         self.support_ = self.ranking_ <= n_selected
         self.sample_weight_ = state.mu.copy()
+        self.diagnostics_ = weight_diagnostics(state)
         self.groups_ = np.full(d, -1, dtype=np.int64)
         if state.groups is not None:
             self.groups_[active] = state.groups

@@ -22,6 +22,9 @@ import numpy as np
 
 from .datasets import CausalDataset
 
+__all__ = ["SHIFTED", "ShiftedDataset", "biased_groups", "make_digits_border",
+           "make_shifted_clusters"]
+
 
 @dataclass
 class ShiftedDataset(CausalDataset):
