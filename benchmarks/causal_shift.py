@@ -75,8 +75,15 @@ def label(job: dict) -> str:
     return BASELINE_LABELS.get(job["method"], job["method"])
 
 
+def setting(dataset: dict) -> str:
+    """The table a dataset's results go to: the synthetic data per spurious strength."""
+    if dataset["name"] == "shifted_clusters":
+        return f"shifted_clusters, spurious separation {dataset['spurious_separation']:g}"
+    return dataset["name"]
+
+
 def collect(store: Path) -> dict:
-    """``{dataset: {(label, bias): {metric: [value per seed]}}}`` from the store."""
+    """``{setting: {(label, bias): {metric: [value per seed]}}}`` from the store."""
     from causefs.store import ResultStore
 
     table = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
@@ -86,7 +93,7 @@ def collect(store: Path) -> dict:
         if name not in K_OF or not result.get("metrics"):
             continue
         k = str(K_OF[name])
-        row = table[name][(label(job), float(job["dataset"]["train_bias"]))]
+        row = table[setting(job["dataset"])][(label(job), float(job["dataset"]["train_bias"]))]
         ood = result["metrics"]["test_environment"][k]
         row["ood_acc"].append(ood["acc_mean"])
         row["ood_nmi"].append(ood["nmi_mean"])
@@ -105,16 +112,15 @@ METRICS = {"ood_acc": "OOD ACC (%)", "ood_nmi": "OOD NMI (%)", "train_acc": "tra
 
 def markdown(table: dict) -> str:
     lines = []
-    for name in K_OF:
-        rows = table.get(name)
-        if not rows:
-            continue
+    for name in sorted(table):
+        rows = table[name]
+        k = K_OF[name.split(",")[0]]
         labels = sorted({lab for lab, _ in rows}, key=lambda s: (not s.startswith("CAUSE"), s))
         biases = sorted({b for _, b in rows})
         for metric, title in METRICS.items():
             scale = 100 if "acc" in metric or "nmi" in metric else 1
             digits = 1 if scale == 100 else 2
-            lines += [f"**{name}, {title}, k = {K_OF[name]}** (mean ± std over seeds; "
+            lines += [f"**{name}: {title}, k = {k}** (mean ± std over seeds; "
                       "columns: training bias rate)", "",
                       "| method | " + " | ".join(f"{b:g}" for b in biases) + " |",
                       "|---" * (len(biases) + 1) + "|"]
@@ -135,7 +141,7 @@ def figure(table: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [n for n in K_OF if n in table]
+    names = sorted(table)
     fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.5), squeeze=False)
     for ax, name in zip(axes[0], names):
         rows = table[name]
@@ -145,7 +151,7 @@ def figure(table: dict, path: Path) -> None:
             ax.errorbar(biases, [v.mean() for v in values], yerr=[v.std() for v in values],
                         marker="o", capsize=3, label=lab,
                         linestyle="-" if lab.startswith("CAUSE") else "--")
-        ax.set(title=f"{name}: k-means on the test environment, top {K_OF[name]} features",
+        ax.set(title=f"{name}\nk-means on the test environment, top {K_OF[name.split(',')[0]]}",
                xlabel="training bias rate", ylabel="OOD ACC (%)")
         ax.grid(alpha=0.3)
     axes[0][-1].legend(fontsize=8, loc="best")

@@ -17,12 +17,20 @@ embedding                     EmbeddingBlock             descent       F (eq. F.
 sample_weights                SampleWeightsBlock         descent       mu (eq. u.3)
 granularity                   GranularityBlock           structural    Delta_m, nu
 confounders                   ConfoundersBlock           structural    Z^r
+decorrelation_weights         DecorrelationWeightsBlock  init          mu (DWR)
+density_ratio_weights         DensityRatioWeightsBlock   init          mu (SRDO)
 ============================  =========================  ============  ===============
+
+The last two are not the paper's: deconfounding weights from the stable-learning
+literature (Kuang et al. 2020; Shen et al. 2020), used by the ``dwr`` and ``srdo``
+schedules.
 """
 
 from .base import KINDS, Block
 from .confounders import ConfoundersBlock
 from .correlation_groups import CorrelationGroupsBlock
+from .decorrelation_weights import DecorrelationWeightsBlock
+from .density_ratio_weights import DensityRatioWeightsBlock
 from .embedding import EmbeddingBlock
 from .fused_graph import FusedGraphBlock
 from .granular_graphs import GranularGraphsBlock
@@ -50,6 +58,8 @@ BUILTIN_BLOCKS = (
     SampleWeightsBlock,
     GranularityBlock,
     ConfoundersBlock,
+    DecorrelationWeightsBlock,
+    DensityRatioWeightsBlock,
 )
 
 __all__ = ["KINDS", "Block", "BUILTIN_BLOCKS"] + [cls.__name__ for cls in BUILTIN_BLOCKS]

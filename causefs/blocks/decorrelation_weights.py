@@ -1,0 +1,109 @@
+"""Sample weights that decorrelate all features (DWR, Kuang et al. 2020)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..simplex import project_simplex
+from ..state import State
+from .base import Block
+
+
+def standardized(X: np.ndarray) -> np.ndarray:
+    """Columns centred and scaled to unit variance; constant columns become 0."""
+    Z = X - X.mean(axis=0)
+    std = Z.std(axis=0)
+    return Z / np.where(std > 0, std, 1.0)
+
+
+def decorrelation_loss(Z: np.ndarray, w: np.ndarray) -> tuple[float, np.ndarray]:
+    """``sum_{j != k} Cov_w(z_j, z_k)^2`` and its gradient in w (mean-one weights).
+
+    ``Cov_w = Z' diag(w) Z / n - m m'`` with ``m = Z'w / n``; with ``C0`` its off-diagonal
+    part the gradient is ``(2/n) [(z_i - m)' C0 (z_i - m) - m' C0 m]``.
+    """
+    n = Z.shape[0]
+    m = Z.T @ w / n
+    C0 = (Z.T * w) @ Z / n - np.outer(m, m)
+    np.fill_diagonal(C0, 0.0)
+    centred = Z - m
+    grad = 2.0 / n * (np.einsum("ij,jk,ik->i", centred, C0, centred) - m @ C0 @ m)
+    return float(np.sum(C0 * C0)), grad
+
+
+class DecorrelationWeightsBlock(Block):
+    """mu that makes every pair of features uncorrelated under the weighted distribution.
+
+    Treatments and confounders: *every* feature is a treatment and all the other features
+    are its confounders (global balance, no confounder selection): the weights remove the
+    linear dependence between any two features, so a spurious block tied to the causal one
+    by selection bias loses its correlation with it. Minimizes over mean-one weights
+    ``w >= 0``
+
+        sum_{j != k} Cov_w(z_j, z_k)^2 / sum_{j != k} Cov_1(z_j, z_k)^2
+            + penalty * mean((w - 1)^2)
+
+    on standardized features z (Kuang et al. 2020, with their penalty on the weights'
+    spread, which keeps the effective sample size up), by projected gradient with
+    backtracking (the value never rises), starting at uniform weights. ``mu`` is ``w``
+    scaled to ``sum(mu) = mu_total``. Depends on X only, so it runs once, before the
+    loop (``init``); it does not minimize the CAUSE-FS objective.
+
+    Parameters
+    ----------
+    penalty : float
+        Weight of the spread penalty (0: decorrelation only).
+    max_iter : int
+        Projected-gradient iterations.
+    tol : float
+        Stop when the relative decrease of the loss in an iteration is below tol.
+    """
+
+    name = "decorrelation_weights"
+    kind = "init"
+    reads = ("X",)
+    writes = ("mu",)
+
+    def __init__(self, penalty: float = 0.1, max_iter: int = 300, tol: float = 1e-6):
+        if penalty < 0:
+            raise ValueError(f"penalty must be >= 0, got {penalty}")
+        self.penalty = penalty
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def weights(self, X: np.ndarray) -> np.ndarray:
+        """Mean-one decorrelating weights of the rows of X, (n,)."""
+        Z = standardized(X)
+        n = Z.shape[0]
+        w = np.ones(n)
+        start, _ = decorrelation_loss(Z, w)
+        if start == 0:  # already uncorrelated (or one feature): nothing to do
+            return w
+        scale = 1.0 / start
+
+        def loss(v):
+            value, grad = decorrelation_loss(Z, v)
+            spread = v - 1.0
+            return (scale * value + self.penalty * spread @ spread / n,
+                    scale * grad + 2.0 * self.penalty * spread / n)
+
+        value, grad = loss(w)
+        step = float(n)
+        for _ in range(self.max_iter):
+            while True:  # backtracking: accept a step that lowers the loss enough
+                trial = project_simplex(w - step * grad, float(n))
+                new_value, new_grad = loss(trial)
+                if new_value <= value - 1e-4 * grad @ (w - trial) or step < 1e-12:
+                    break
+                step /= 2.0
+            if new_value > value:  # no decrease found at the smallest step
+                break
+            done = value - new_value <= self.tol * abs(value)
+            w, value, grad, step = trial, new_value, new_grad, 2.0 * step
+            if done:
+                break
+        return w
+
+    def step(self, state: State) -> State:
+        p = state.problem
+        return state.replace(mu=self.weights(p.X) * (p.mu_total / p.n_samples))
