@@ -95,3 +95,15 @@ def test_schedules_fit_with_fixed_deconfounding_weights(blobs, schedule):
     # mu is computed once, before the loop: no block of the loop changes it
     assert "sample_weights" not in {r["block"] for r in est.trace_}
     assert est.diagnostics_.effective_sample_fraction < 1.0
+
+
+def test_srdo_subsamples_pairs_reproducibly():
+    from causefs.blocks.density_ratio_weights import feature_pairs
+
+    j, k = feature_pairs(5, 100, np.random.default_rng(0))
+    assert j.size == 10 and np.all(j < k)
+    j, k = feature_pairs(50, 30, np.random.default_rng(0))
+    assert j.size == 30 and np.all(j < k) and len(set(zip(j, k))) == 30
+    X = np.random.default_rng(4).standard_normal((80, 12))
+    block = DensityRatioWeightsBlock(max_pairs=10)
+    assert np.array_equal(block.weights(X, seed=1), block.weights(X, seed=1))

@@ -27,7 +27,7 @@ def decorrelation_loss(Z: np.ndarray, w: np.ndarray) -> tuple[float, np.ndarray]
     C0 = (Z.T * w) @ Z / n - np.outer(m, m)
     np.fill_diagonal(C0, 0.0)
     centred = Z - m
-    grad = 2.0 / n * (np.einsum("ij,jk,ik->i", centred, C0, centred) - m @ C0 @ m)
+    grad = 2.0 / n * (np.einsum("ij,ij->i", centred @ C0, centred) - m @ C0 @ m)
     return float(np.sum(C0 * C0)), grad
 
 

@@ -9,11 +9,13 @@ from .base import Block
 from .decorrelation_weights import standardized
 
 
-def pairwise_products(Z: np.ndarray) -> np.ndarray:
-    """``z_j z_k`` for every pair j < k, (n, d(d-1)/2): the statistics that tell a joint
-    distribution from the product of its marginals (the marginals are the same)."""
-    j, k = np.triu_indices(Z.shape[1], k=1)
-    return Z[:, j] * Z[:, k]
+def feature_pairs(d: int, max_pairs: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair j < k of d features, or ``max_pairs`` of them drawn without replacement."""
+    j, k = np.triu_indices(d, k=1)
+    if j.size > max_pairs:
+        keep = np.sort(rng.choice(j.size, size=max_pairs, replace=False))
+        j, k = j[keep], k[keep]
+    return j, k
 
 
 class DensityRatioWeightsBlock(Block):
@@ -29,6 +31,10 @@ class DensityRatioWeightsBlock(Block):
     alone cannot separate the two samples, whose marginals agree). Weights are applied as
     weights, never by resampling rows (duplicates would form cliques in the kNN graphs).
 
+    With more than ``max_pairs`` feature pairs (d > 100 at the default) the classifier sees
+    ``max_pairs`` pairs drawn at random (seeded): the products take ``2 n max_pairs``
+    floats instead of ``n d^2``.
+
     Ratios above ``max_ratio`` times the mean are clipped there (the fallback against a
     classifier that is sure of a few samples), then ``mu`` is scaled to
     ``sum(mu) = mu_total``. Depends on X only: an ``init`` block.
@@ -39,6 +45,8 @@ class DensityRatioWeightsBlock(Block):
         Inverse regularization strength of the logistic regression.
     max_ratio : float
         Largest weight relative to the mean.
+    max_pairs : int
+        Most feature pairs whose products the classifier sees.
     """
 
     name = "density_ratio_weights"
@@ -46,11 +54,13 @@ class DensityRatioWeightsBlock(Block):
     reads = ("X",)
     writes = ("mu",)
 
-    def __init__(self, C: float = 0.1, max_ratio: float = 10.0):
-        if C <= 0 or max_ratio <= 1:
-            raise ValueError(f"need C > 0 and max_ratio > 1, got C={C}, max_ratio={max_ratio}")
+    def __init__(self, C: float = 0.1, max_ratio: float = 10.0, max_pairs: int = 5000):
+        if C <= 0 or max_ratio <= 1 or max_pairs < 1:
+            raise ValueError(f"need C > 0, max_ratio > 1 and max_pairs >= 1, got C={C}, "
+                             f"max_ratio={max_ratio}, max_pairs={max_pairs}")
         self.C = C
         self.max_ratio = max_ratio
+        self.max_pairs = max_pairs
 
     def weights(self, X: np.ndarray, seed: int) -> np.ndarray:
         """Mean-one density-ratio weights of the rows of X, (n,)."""
@@ -62,7 +72,9 @@ class DensityRatioWeightsBlock(Block):
         if d < 2:  # nothing to decorrelate
             return np.ones(n)
         target = np.column_stack([Z[rng.permutation(n), j] for j in range(d)])
-        stats = pairwise_products(np.vstack([Z, target]))
+        j, k = feature_pairs(d, self.max_pairs, rng)
+        both = np.vstack([Z, target])
+        stats = both[:, j] * both[:, k]
         labels = np.r_[np.zeros(n), np.ones(n)]
         model = LogisticRegression(C=self.C, max_iter=1000).fit(stats, labels)
         ratio = np.exp(model.decision_function(stats[:n]))  # P(target|x) / P(data|x)
