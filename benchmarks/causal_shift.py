@@ -110,6 +110,14 @@ METRICS = {"ood_acc": "OOD ACC (%)", "ood_nmi": "OOD NMI (%)", "train_acc": "tra
            "precision": "causal precision@k", "spurious": "spurious@k"}
 
 
+def grid_table(title: str, first: str, labels, biases, cell) -> list[str]:
+    """A markdown table: one row per label, one column per bias rate, ``cell(label, b)``."""
+    lines = [title, "", f"| {first} | " + " | ".join(f"{b:g}" for b in biases) + " |",
+             "|---" * (len(biases) + 1) + "|"]
+    lines += [f"| {lab} | " + " | ".join(cell(lab, b) for b in biases) + " |" for lab in labels]
+    return lines + [""]
+
+
 def markdown(table: dict) -> str:
     lines = []
     for name in sorted(table):
@@ -120,19 +128,38 @@ def markdown(table: dict) -> str:
         for metric, title in METRICS.items():
             scale = 100 if "acc" in metric or "nmi" in metric else 1
             digits = 1 if scale == 100 else 2
-            lines += [f"**{name}: {title}, k = {k}** (mean ± std over seeds; "
-                      "columns: training bias rate)", "",
-                      "| method | " + " | ".join(f"{b:g}" for b in biases) + " |",
-                      "|---" * (len(biases) + 1) + "|"]
-            for lab in labels:
-                cells = []
-                for b in biases:
-                    values = scale * np.asarray(rows.get((lab, b), {}).get(metric, []))
-                    cells.append(f"{values.mean():.{digits}f} ± {values.std():.{digits}f} "
-                                 f"({values.size})" if values.size else "–")
-                lines.append(f"| {lab} | " + " | ".join(cells) + " |")
-            lines.append("")
+
+            def cell(lab, b):
+                values = scale * np.asarray(rows.get((lab, b), {}).get(metric, []))
+                return (f"{values.mean():.{digits}f} ± {values.std():.{digits}f} ({values.size})"
+                        if values.size else "–")
+
+            lines += grid_table(f"**{name}: {title}, k = {k}** (mean ± std over seeds (number "
+                                "of seeds); columns: training bias rate)", "method", labels,
+                                biases, cell)
+        lines += diagnostics_table(name, rows, biases)
     return "\n".join(lines)
+
+
+def diagnostics_table(name: str, rows: dict, biases: list) -> list[str]:
+    """CAUSE-FS rows: effective sample size, zero weights, balance term fitted / uniform,
+    mean per-treatment imbalance fitted / uniform (means over seeds)."""
+
+    def cell(lab, b):
+        row = rows.get((lab, b), {})
+        if not row.get("effective_sample_fraction"):
+            return "–"
+        mean = {key: float(np.mean(row[key])) for key in row}
+        ratio = lambda a, c: mean[a] / mean[c] if mean[c] > 0 else float("nan")  # noqa: E731
+        return (f"{100 * mean['effective_sample_fraction']:.0f} / "
+                f"{100 * mean['zero_weight_share']:.0f} / "
+                f"{ratio('balance_fitted', 'balance_uniform'):.2f} / "
+                f"{ratio('mean_imbalance_fitted', 'mean_imbalance_uniform'):.2f}")
+
+    return grid_table(f"**{name}: sample-weight diagnostics** (mean over seeds: effective "
+                      "sample size % of n / zero weights % / balance term fitted ÷ uniform / "
+                      "mean imbalance fitted ÷ uniform)", "schedule",
+                      sorted({lab for lab, _ in rows if lab.startswith("CAUSE")}), biases, cell)
 
 
 def figure(table: dict, path: Path) -> None:
