@@ -53,7 +53,8 @@ def sweep() -> list[list[str]]:
         for method in values["method"]:
             schedules = values["schedule"] if method == "causefs" else values["schedule"][:1]
             jobs += [base + [f"method={method}", f"schedule={s}"] for s in schedules]
-    return jobs
+    # seed-major: a run stopped early has the same seeds for every dataset and bias rate
+    return sorted(jobs, key=lambda job: [o for o in job if o.startswith("dataset.seed=")])
 
 
 def run_job(overrides: list[str], store: Path) -> str:
