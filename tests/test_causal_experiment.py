@@ -1,0 +1,53 @@
+"""The causal experiment: its sweep composes, and one job scores the test environment."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hydra import compose, initialize_config_module
+
+from causefs.cli import run
+from causefs.plugins import available
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import causal_shift  # noqa: E402
+
+
+def composed(*overrides):
+    with initialize_config_module(config_module="causefs.conf", version_base="1.3"):
+        return compose(config_name="config", overrides=["+experiment=causal", *overrides])
+
+
+def test_sweep_covers_every_method_and_schedule_once():
+    jobs = causal_shift.sweep()
+    methods = {o.split("=")[1] for job in jobs for o in job if o.startswith("method=")}
+    assert methods == set(available("selector"))
+    schedules = {o.split("=")[1] for job in jobs for o in job
+                 if o.startswith("schedule=") and "method=causefs" in job}
+    assert schedules == set(available("schedule"))
+    assert len({tuple(job) for job in jobs}) == len(jobs)
+    seeds = {o for job in jobs for o in job if o.startswith("dataset.seed=")}
+    assert len(seeds) >= 5
+
+
+@pytest.mark.parametrize("dataset", ["shifted_clusters", "shifted_clusters_weak",
+                                     "digits_border"])
+def test_every_dataset_of_the_sweep_composes(dataset):
+    cfg = composed(f"dataset={dataset}", "dataset.train_bias=0.5", "dataset.seed=3")
+    assert cfg.dataset.train_bias == 0.5 and cfg.dataset.seed == 3
+
+
+def test_one_job_scores_the_test_environment(tmp_path):
+    cfg = composed("dataset=shifted_clusters", "method=mcfs", f"store.dir={tmp_path}/store",
+                   "evaluation.n_runs=2")
+    result = run(cfg, output_dir=tmp_path)
+    ood = result["metrics"]["test_environment"]
+    assert set(ood) == {8, 20} and 0 <= ood[8]["acc_mean"] <= 1
+    recovery = result["causal_recovery"][8]
+    assert recovery["precision"] + recovery["spurious_fraction"] <= 1
+    table = causal_shift.collect(tmp_path / "store")
+    row = table["shifted_clusters, spurious separation 2"][("MCFS", 0.9)]
+    assert row["ood_acc"] == [pytest.approx(ood[8]["acc_mean"])]
+    assert "MCFS" in causal_shift.markdown(table)
+    assert np.isfinite(row["precision"][0])
