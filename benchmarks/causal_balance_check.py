@@ -51,7 +51,8 @@ def main():
         weights = {"uniform": np.ones(n), "fitted mu (full)": fit.sample_weight_,
                    "DWR": DecorrelationWeightsBlock().weights(X),
                    "SRDO": DensityRatioWeightsBlock().weights(X, seed=0),
-                   "inverse propensity 1/P(B∣C)": inverse_propensity(data.y, data.environment, BIAS)}
+                   "inverse propensity 1/P(B∣C)":
+                       inverse_propensity(data.y, data.environment, BIAS)}
         for name, w in weights.items():
             diag = weight_diagnostics(State(problem, mu=w * n / w.sum(), K=K))
             rows.append((name, diag.balance_fitted, effective_sample_size(w) / n,
