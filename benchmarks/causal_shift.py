@@ -170,21 +170,22 @@ def figure(table: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     names = sorted(table)
-    fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.5), squeeze=False)
+    fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 5.2), squeeze=False)
     for ax, name in zip(axes[0], names):
         rows = table[name]
-        for lab in sorted({lab for lab, _ in rows}):
+        for i, lab in enumerate(sorted({lab for lab, _ in rows})):
             biases = sorted(b for la, b in rows if la == lab)
             values = [100 * np.asarray(rows[(lab, b)]["ood_acc"]) for b in biases]
             ax.errorbar(biases, [v.mean() for v in values], yerr=[v.std() for v in values],
-                        marker="o", capsize=3, label=lab,
+                        marker="os^vD<>"[i % 7], capsize=3, label=lab, color=plt.cm.tab20(i),
                         linestyle="-" if lab.startswith("CAUSE") else "--")
         ax.set(title=f"{name}\nk-means on the test environment, top {K_OF[name.split(',')[0]]}",
                xlabel="training bias rate", ylabel="OOD ACC (%)")
         ax.grid(alpha=0.3)
-    axes[0][-1].legend(fontsize=8, loc="best")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=6, fontsize=9)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
