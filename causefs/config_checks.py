@@ -17,6 +17,10 @@ from importlib import resources
 from omegaconf import DictConfig, OmegaConf
 
 from .datasets import BENCHMARKS, EMBEDDED, make_causal
+from .shifted import SHIFTED
+
+#: datasets made by a generator, whose keyword arguments are the dataset's options
+GENERATORS = {"synthetic": make_causal, **SHIFTED}
 from .engine import resolve_kernel, resolve_qp, resolve_schedule
 from .memory import parse_memory_limit
 from .metrics import NMI_AVERAGES
@@ -123,21 +127,22 @@ def _check_dataset(cfg) -> None:
     if path is not None and not isinstance(path, str):
         _fail("dataset.path", path, "must be a file path")
     if path is None:
-        check_choice("dataset", name, [*BENCHMARKS, *EMBEDDED, "file"])
+        check_choice("dataset", name, [*BENCHMARKS, *EMBEDDED, *SHIFTED, "file"])
     label_column = dataset.get("label_column")
     check_int("dataset.label_column", label_column, allow_none=True)
     if label_column is not None and not (path or "").lower().endswith(".csv"):
         _fail("dataset.label_column", label_column, "applies to .csv files only "
               "(.npz/.mat files name their labels y, gnd, Y, labels, label or target)")
     options = {k: v for k, v in _plain(cfg, "dataset").items() if k not in _DATASET_KEYS}
-    if options and (name != "synthetic" or path is not None):
-        raise ConfigError(f"dataset.{sorted(options)[0]}: only dataset=synthetic takes "
-                          f"generator options, this dataset is {name!r}")
-    if name == "synthetic" and path is None:
-        accepted = set(inspect.signature(make_causal).parameters)
+    if options and (name not in GENERATORS or path is not None):
+        raise ConfigError(f"dataset.{sorted(options)[0]}: only generated datasets "
+                          f"({', '.join(GENERATORS)}) take generator options, this dataset "
+                          f"is {name!r}")
+    if name in GENERATORS and path is None:
+        accepted = set(inspect.signature(GENERATORS[name]).parameters)
         unknown = sorted(set(options) - accepted)
         if unknown:
-            raise ConfigError(f"dataset.{unknown[0]}: not an option of dataset=synthetic; "
+            raise ConfigError(f"dataset.{unknown[0]}: not an option of dataset={name}; "
                               f"its options are {', '.join(sorted(accepted))}")
 
 

@@ -8,10 +8,14 @@ import pytest
 from hydra import compose, initialize_config_module
 
 from causefs.cli import run
+from causefs.configs import register_configs
 from causefs.plugins import available
+from causefs.selectors import available_selectors
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import causal_shift  # noqa: E402
+
+register_configs()
 
 
 def composed(*overrides):
@@ -22,7 +26,7 @@ def composed(*overrides):
 def test_sweep_covers_every_method_and_schedule_once():
     jobs = causal_shift.sweep()
     methods = {o.split("=")[1] for job in jobs for o in job if o.startswith("method=")}
-    assert methods == set(available("selector"))
+    assert methods == set(available_selectors())
     schedules = {o.split("=")[1] for job in jobs for o in job
                  if o.startswith("schedule=") and "method=causefs" in job}
     assert schedules == set(available("schedule"))
@@ -51,3 +55,12 @@ def test_one_job_scores_the_test_environment(tmp_path):
     assert row["ood_acc"] == [pytest.approx(ood[8]["acc_mean"])]
     assert "MCFS" in causal_shift.markdown(table)
     assert np.isfinite(row["precision"][0])
+
+
+def test_shifted_dataset_options_are_checked(tmp_path):
+    from causefs.config_checks import ConfigError
+
+    cfg = composed("dataset=digits_border", "+dataset.n_noise=3", "method=mcfs")
+    with pytest.raises(ConfigError, match="dataset.n_noise: not an option of "
+                                          "dataset=digits_border"):
+        run(cfg, output_dir=tmp_path)

@@ -74,7 +74,7 @@ BEFORE_ANY_DATA = {
     "+foo=1": "unknown key(s) foo",
     "dataset=file": "dataset.path is not set",
     "dataset.label_column=-1": "dataset.label_column=-1: applies to .csv files only",
-    "+dataset.n_samples=100": "dataset.n_samples: only dataset=synthetic takes generator options",
+    "+dataset.n_samples=100": "dataset.n_samples: only generated datasets",
     "method=mcfs method.weight=x": "method=mcfs: weight must be one of",
     "method=mcfs +method.foo=1": "method.foo: not an option of method=mcfs",
     "method=ndfs method.alpha=-1": "method=ndfs: alpha must be",
