@@ -141,18 +141,24 @@ def _fixed_gamma_weights(tau: np.ndarray, gamma: np.ndarray) -> np.ndarray:
     return weights
 
 
-def _numpy_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
-    """Exact kNN by chunked squared distances, excluding each point itself."""
+def _numpy_neighbors(Y: np.ndarray, n_candidates: int,
+                     points: np.ndarray | None = None) -> np.ndarray:
+    """Exact kNN by chunked squared distances, excluding each point itself.
+
+    ``points`` restricts the search to the neighbours of those points (default: all).
+    """
     n = Y.shape[0]
+    points = np.arange(n) if points is None else points
     squared = np.einsum("ij,ij->i", Y, Y)
-    out = np.empty((n, n_candidates), dtype=np.int64)
+    out = np.empty((points.size, n_candidates), dtype=np.int64)
     step = max(1, _CHUNK_ELEMENTS // max(1, n))
-    for start in range(0, n, step):
-        rows = np.arange(start, min(n, start + step))
+    for start in range(0, points.size, step):
+        block = slice(start, min(points.size, start + step))
+        rows = points[block]
         with threads_for(2.0 * rows.size * n * Y.shape[1]):
             D = squared[rows, None] + squared[None, :] - 2.0 * (Y[rows] @ Y.T)
         D[np.arange(rows.size), rows] = np.inf
-        out[rows] = np.argpartition(D, n_candidates - 1, axis=1)[:, :n_candidates]
+        out[block] = np.argpartition(D, n_candidates - 1, axis=1)[:, :n_candidates]
     return out
 
 
@@ -228,6 +234,15 @@ def refine_neighbors(Y: np.ndarray, seeds: np.ndarray, n_candidates: int,
     return best
 
 
+def _complete(Y: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """Rows where the local search found too few candidates (a group of points that only
+    list each other) get their exact nearest neighbours instead."""
+    short = np.flatnonzero((cand < 0).any(axis=1))
+    if short.size:
+        cand[short] = _numpy_neighbors(Y, cand.shape[1], short)
+    return cand
+
+
 def _reverse_neighbors(best: np.ndarray) -> np.ndarray:
     """For each row, up to ``best.shape[1]`` rows that list it (-1 pads)."""
     n, c = best.shape
@@ -249,6 +264,8 @@ def _nearest_of(Y: np.ndarray, cand: np.ndarray, n_candidates: int,
                 rows: np.ndarray) -> np.ndarray:
     """The ``n_candidates`` nearest distinct candidates ``cand[i]`` of each point
     ``rows[i]``, other than itself."""
+    if cand.shape[1] < n_candidates:  # too few seeds: pad, the caller completes the row
+        cand = np.hstack([cand, np.full((cand.shape[0], n_candidates - cand.shape[1]), -1)])
     cand = np.sort(cand, axis=1)
     repeated = np.zeros(cand.shape, dtype=bool)
     repeated[:, 1:] = cand[:, 1:] == cand[:, :-1]
@@ -277,10 +294,11 @@ def _nearest_candidates(Y: np.ndarray, n_candidates: int, algorithm: str,
         if warm:
             seeds, _ = _candidate_table(np.full((n, 1), -1, dtype=np.int64), warm)
             if seeds.shape[1] >= n_candidates:
-                return refine_neighbors(Y, seeds, n_candidates)
+                return _complete(Y, refine_neighbors(Y, seeds, n_candidates))
         if n <= FRESH_EXACT_N:
             return _numpy_neighbors(Y, n_candidates)
-        return refine_neighbors(Y, _hnsw_neighbors(Y, n_candidates), n_candidates, rounds=1)
+        return _complete(Y, refine_neighbors(Y, _hnsw_neighbors(Y, n_candidates),
+                                             n_candidates, rounds=1))
     if algorithm == "all":
         idx = np.broadcast_to(np.arange(n - 1), (n, n - 1)).copy()
         idx += idx >= np.arange(n)[:, None]  # skip the diagonal

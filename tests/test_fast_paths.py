@@ -194,3 +194,25 @@ def test_granularity_rebuilds_only_the_graphs_of_changed_groups(blobs):
     rebuilt = block.step(once.replace(groups=moved))
     assert rebuilt.S[0] is not once.S[0] and rebuilt.S[1] is not once.S[1]
     assert all(rebuilt.S[m] is once.S[m] for m in range(2, len(once.S)))
+
+
+def test_local_search_completes_rows_that_only_see_a_clique():
+    """Seeds that form closed groups smaller than k + 1 (every point lists only the others
+    of its group) leave rows short: those rows get their exact neighbours."""
+    from causefs.graphs import _complete
+
+    rng = np.random.default_rng(3)
+    Y = rng.standard_normal((60, 4))
+    groups = np.arange(60) // 3  # cliques of 3 points, fewer than k + 1 = 6
+    seeds = np.array([[j for j in np.flatnonzero(groups == groups[i]) if j != i]
+                      for i in range(60)])
+    found = _complete(Y, refine_neighbors(Y, seeds, 6))
+    assert (found >= 0).all()
+    exact = _numpy_neighbors(Y, 6)
+    assert all(set(a) == set(b) for a, b in zip(found, exact))
+    # the graph builds where the uncompleted search would have too few candidates
+    prior_only = adaptive_graph(Y, 5, algorithm="approximate",
+                                warm=[__import__("scipy.sparse").sparse.csc_array(
+                                    (np.ones(120), (seeds.ravel(), np.repeat(np.arange(60), 2))),
+                                    shape=(60, 60))])
+    assert prior_only[0].nnz == 60 * 5
