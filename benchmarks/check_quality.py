@@ -1,6 +1,7 @@
 """Quality of the default fit against docs/RESULTS.md's default CAUSE-FS row.
 
     python benchmarks/check_quality.py [--datasets jaffe umist coil20 usps]
+    python benchmarks/check_quality.py --write docs/RESULTS.md   # between quality markers
 
 The paper's protocol at 20 features (k-means++ 50 times on the selected columns, ACC with
 the Hungarian map, NMI arithmetic), the CLI's settings (``random_state=0``), each dataset
@@ -17,6 +18,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import bench_scale  # the generated-table helper beside this file
 
 #: docs/RESULTS.md, CAUSE-FS default row at 20 features (commit 40b2e41): mean, std
 DEFAULT_ROW = {
@@ -54,6 +57,8 @@ def main():
     parser.add_argument("name", nargs="?")
     parser.add_argument("--datasets", nargs="+", default=list(DEFAULT_ROW))
     parser.add_argument("--out", type=Path, default=Path("results/quality"))
+    parser.add_argument("--write", type=Path, help="also into this Markdown file between "
+                        "<!-- quality:begin --> and <!-- quality:end -->")
     args = parser.parse_args()
     if args.what == "_child":
         print(json.dumps(child(args.name), default=float))
@@ -61,15 +66,17 @@ def main():
     from causefs.store import write_json_atomic
 
     args.out.mkdir(parents=True, exist_ok=True)
-    print("| dataset | ACC | NMI | default row ACC | default row NMI | fit s | verdict |")
-    print("|---|---|---|---|---|---|---|")
+    lines = ["| dataset | ACC | NMI | default row ACC | default row NMI | fit s | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    print("\n".join(lines), flush=True)
     for name in args.datasets:
         path = args.out / f"{name}.json"
         if not path.exists():
             done = subprocess.run([sys.executable, __file__, "_child", name],
                                   capture_output=True, text=True)
             if done.returncode != 0:
-                print(f"| {name} | failed: {done.stderr[-500:]} |")
+                lines.append(f"| {name} | failed: {done.stderr[-500:]} |")
+                print(lines[-1], flush=True)
                 continue
             write_json_atomic(path, json.loads(done.stdout.strip().splitlines()[-1]))
         result = json.loads(path.read_text())
@@ -78,11 +85,14 @@ def main():
         verdicts = [f"{metric.upper()} " + ("ok" if got[metric][0] >= row[metric][0]
                                               - row[metric][1] else "below")
                     for metric in ("acc", "nmi")]
-        print(f"| {name} | {got['acc'][0]:.2f} ± {got['acc'][1]:.2f} | "
-              f"{got['nmi'][0]:.2f} ± {got['nmi'][1]:.2f} | "
-              f"{row['acc'][0]:.2f} ± {row['acc'][1]:.2f} | "
-              f"{row['nmi'][0]:.2f} ± {row['nmi'][1]:.2f} | {result['fit_seconds']:.1f} | "
-              f"{', '.join(verdicts)} |")
+        lines.append(f"| {name} | {got['acc'][0]:.2f} ± {got['acc'][1]:.2f} | "
+                     f"{got['nmi'][0]:.2f} ± {got['nmi'][1]:.2f} | "
+                     f"{row['acc'][0]:.2f} ± {row['acc'][1]:.2f} | "
+                     f"{row['nmi'][0]:.2f} ± {row['nmi'][1]:.2f} | "
+                     f"{result['fit_seconds']:.1f} | {', '.join(verdicts)} |")
+        print(lines[-1], flush=True)
+    if args.write:
+        bench_scale.write_generated(args.write, "\n".join(lines) + "\n", marker="quality")
 
 
 def _at_20(entry) -> dict:
