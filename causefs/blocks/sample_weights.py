@@ -104,7 +104,7 @@ class SampleWeightsBlock(Block):
         if problem.balance is not exact.balance:
             # the float32 model with the exact float64 gradient at the warm start: its
             # rounding then touches only the curvature along the step (iterative
-            # refinement); without this shift the solve stalled at +0.8% of J on JAFFE
+            # refinement), not where the step points
             shift = exact.matvec(state.mu) - problem.matvec(state.mu)
             problem = dataclasses.replace(problem, linear=problem.linear + shift)
         problem = dataclasses.replace(problem, max_products=self.max_products)
