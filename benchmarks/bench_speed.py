@@ -212,7 +212,7 @@ def report(args):
                       if full else "-",
                       f"{len(set(new['top20']) & set(ref['top20'])) / 20:.0%}" if full else "-"]
         else:
-            cells += ["-"] * 4 + [f"{gib(new['peak_rss']):.2f} / -", _objective_cell(new),
+            cells += ["-"] * 3 + [f"{gib(new['peak_rss']):.2f} / -", _objective_cell(new),
                                   "-", "-", "-"]
         estimate = new.get("time_estimate")
         cells += [f"{estimate:.0f}" if estimate else "-", "; ".join(verdict) or "-"]

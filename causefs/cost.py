@@ -2,8 +2,9 @@
 
 Counts the floating-point work of the dominant operations (the graph searches, the W
 system, the balance products, the feature clustering of the initialization) and divides
-by a deliberately modest rate: the estimate is meant to be an upper bound within a small
-factor, measured against ``benchmarks/bench_speed.py`` (README, "Performance").
+by assumed rates. It is an order of magnitude, not a bound: against
+``benchmarks/bench_speed.py`` (docs/PERFORMANCE.md, one BLAS thread) it ranged from 3x the
+measured time (JAFFE: 10 s for 3.3 s) to a third of it (n = 100,000: 378 s for 1167 s).
 """
 
 from __future__ import annotations

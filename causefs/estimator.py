@@ -207,7 +207,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
     memory_estimate_ : int
         Estimated peak bytes of the fit (checked against ``memory_limit``).
     time_estimate_ : float
-        Estimated seconds of the fit, an upper bound within a small factor
+        Estimated seconds of the fit, an order of magnitude (measured within 3x either way)
         (:func:`causefs.cost.estimate_fit_seconds`); above 10 minutes the fit says so
         before it starts (a :class:`LongFitWarning` and a log message).
     n_features_in_ : int
