@@ -167,11 +167,11 @@ def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
 
     One thread keeps the index, and so the graph, reproducible: faiss inserts points in
     parallel otherwise. Used for fresh searches at large n (no previous graph to start
-    from); recall is measured in ``benchmarks/bench_speed.py``.
+    from); its n_candidates + 1 results per point seed :func:`refine_neighbors`.
     """
     import faiss  # imported here: only large fits without a warm start need it
 
-    n, dim = Y.shape
+    dim = Y.shape[1]
     data = np.ascontiguousarray(Y, dtype=np.float32)
     outer = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(1)
@@ -183,13 +183,8 @@ def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
         _, found = index.search(data, n_candidates + 1)
     finally:
         faiss.omp_set_num_threads(outer)
-    # drop each point itself (or, for duplicates, any one copy), keep n_candidates
-    found = np.where(found == np.arange(n)[:, None], -1, found)
-    order = np.argsort(found < 0, axis=1, kind="stable")
-    found = np.take_along_axis(found, order, axis=1)[:, :n_candidates]
-    missing = found < 0
-    if missing.any():  # HNSW returned too few: pad with the row's own first neighbour
-        found = np.where(missing, found[:, :1], found)
+    # each point itself is dropped by the local search that follows; rows HNSW left
+    # short (-1) are completed by an exact search there (:func:`_complete`)
     return found
 
 
