@@ -52,7 +52,7 @@ def load_case(name: str):
 def child(spec: dict) -> dict:
     """Run one fit in this process and report what it cost."""
     from causefs import CauseFS
-    from causefs.scheduler import seconds_by
+    from causefs.core.scheduler import seconds_by
 
     X, y = load_case(spec["case"])
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -90,7 +90,7 @@ def run_case(out: Path, table: str, spec: dict, run: bool = True) -> dict | None
         raise RuntimeError(f"case {spec} failed:\n{done.stderr[-3000:]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["machine"] = machine()
-    from causefs.store import write_json_atomic
+    from causefs.app.store import write_json_atomic
 
     write_json_atomic(path, result)
     return result

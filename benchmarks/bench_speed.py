@@ -62,7 +62,7 @@ def load_case(name: str):
 def child(spec: dict) -> dict:
     """One fit in this process: what it cost and what it found."""
     from causefs import CauseFS
-    from causefs.scheduler import seconds_by
+    from causefs.core.scheduler import seconds_by
 
     X, y = load_case(spec["case"])
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -117,7 +117,7 @@ def uncapped_objective(state, sigma: float) -> float:
     the same function takes the new K rule on all treatments (the rule 40b2e41 used).
     """
     from causefs.blocks import ConfoundersBlock
-    from causefs.objective import objective
+    from causefs.model.objective import objective
 
     if state.K is None or state.problem.beta == 0:
         return float(objective(state).total)
@@ -127,7 +127,7 @@ def uncapped_objective(state, sigma: float) -> float:
 
 def measure(out: Path, spec: dict, python: str) -> dict | None:
     """The stored result of a case, measured first if missing."""
-    from causefs.store import write_json_atomic
+    from causefs.app.store import write_json_atomic
 
     path = out / f"{spec['case'].replace(':', '_').replace('/', '-')}__{spec['code']}.json"
     if path.exists():
@@ -224,7 +224,7 @@ def report(args):
         t = np.array([r["seconds_per_iteration"] for r in sizes])
         slope = np.polyfit(np.log(n), np.log(t), 1)[0]
         local = np.diff(np.log(t)) / np.diff(np.log(n))
-        print(f"\ntime per iteration against n (d = 256): "
+        print("\ntime per iteration against n (d = 256): "
               + ", ".join(f"{int(a)}: {b:.3f} s" for a, b in zip(n, t))
               + f"; fitted exponent {slope:.2f} (target ≤ 1.15; between sizes: "
               + ", ".join(f"{v:.2f}" for v in local) + ")")

@@ -21,10 +21,12 @@ import numpy as np  # noqa: E402
 
 from causefs import CauseFS, Problem, State  # noqa: E402
 from causefs.blocks import DecorrelationWeightsBlock, DensityRatioWeightsBlock  # noqa: E402
-from causefs.diagnostics import effective_sample_size, weight_diagnostics  # noqa: E402
+from causefs.model.diagnostics import effective_sample_size, weight_diagnostics  # noqa: E402
+from causefs.engine import balance_of  # noqa: E402
 from causefs.kernels import LinearKernel  # noqa: E402
-from causefs.preprocessing import scale_features, treatment_coding  # noqa: E402
-from causefs.shifted import make_shifted_clusters  # noqa: E402
+from causefs.model.treatment_coding import treatment_coding  # noqa: E402
+from causefs.numerics.scaling import scale_features  # noqa: E402
+from causefs.datasets import make_shifted_clusters  # noqa: E402
 
 BIAS = 0.8
 
@@ -44,8 +46,8 @@ def main():
         fit = CauseFS(n_clusters=4, random_state=0).fit(data.X)
         X = scale_features(data.X)
         n = X.shape[0]
-        problem = Problem(X=X, coding=treatment_coding(X), n_clusters=4, mu_total=float(n),
-                          kernel=LinearKernel())
+        problem = Problem(X=X, coding=treatment_coding(X), n_clusters=4,
+                          sample_weights="mean_one", balance=balance_of(LinearKernel()))
         K = fit.confounders_.toarray()
         tied = data.environment == data.y % 2
         weights = {"uniform": np.ones(n), "fitted mu (full)": fit.sample_weight_,

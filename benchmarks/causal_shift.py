@@ -39,8 +39,6 @@ BEGIN, END = "<!-- causal:begin -->", "<!-- causal:end -->"
 #: features kept per dataset in the tables: the number of causal features of the
 #: synthetic benchmark (precision@k can reach 1), the paper's 20 for the digits
 K_OF = {"shifted_clusters": 8, "digits_border": 20}
-BASELINE_LABELS = {"all_features": "AllFea", "laplacian_score": "LapScore", "spec": "SPEC",
-                   "mcfs": "MCFS", "udfs": "UDFS", "ndfs": "NDFS"}
 
 
 def sweep() -> list[list[str]]:
@@ -62,8 +60,8 @@ def run_job(overrides: list[str], store: Path) -> str:
     """One job through the CLI's ``run``; returns the store key (skips a stored job)."""
     from hydra import compose, initialize_config_module
 
-    from causefs.cli import run
-    from causefs.configs import register_configs
+    from causefs.app.cli import run
+    from causefs.app.configs import register_configs
 
     register_configs()  # the kernel, qp and method groups are generated from the registry
     with initialize_config_module(config_module="causefs.conf", version_base="1.3"):
@@ -74,9 +72,13 @@ def run_job(overrides: list[str], store: Path) -> str:
 
 
 def label(job: dict) -> str:
-    if job["method"] == "causefs":
+    """Every schedule of CAUSE-FS by its name, the baselines by their display names."""
+    from causefs.selectors import get_selector
+
+    cls = get_selector(job["method"])
+    if cls.name == "causefs":
         return f"CAUSE-FS[{job['params']['schedule']['name']}]"
-    return BASELINE_LABELS.get(job["method"], job["method"])
+    return cls.label(job["params"])
 
 
 def setting(dataset: dict) -> str:

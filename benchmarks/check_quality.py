@@ -35,8 +35,8 @@ def child(name: str) -> dict:
 
     from causefs import CauseFS
     from causefs.datasets import load_dataset
-    from causefs.evaluation import evaluate_ranking
-    from causefs.preprocessing import scale_features
+    from causefs.app.evaluation import evaluate_ranking
+    from causefs.numerics.scaling import scale_features
     from causefs.selectors import ranking_from_scores
 
     data = load_dataset(name)
@@ -63,7 +63,7 @@ def main():
     if args.what == "_child":
         print(json.dumps(child(args.name), default=float))
         return
-    from causefs.store import write_json_atomic
+    from causefs.app.store import write_json_atomic
 
     args.out.mkdir(parents=True, exist_ok=True)
     lines = ["| dataset | ACC | NMI | default row ACC | default row NMI | fit s | verdict |",

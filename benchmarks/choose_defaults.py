@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from causefs import CauseFS
-from causefs.store import write_json_atomic
+from causefs.app.store import write_json_atomic
 from causefs.datasets import load_dataset
-from causefs.metrics import kmeans_scores
-from causefs.preprocessing import scale_features
+from causefs.app.metrics import kmeans_scores
+from causefs.numerics.scaling import scale_features
 
 GRID = {
     "alpha": [0.1, 1.0, 10.0],

@@ -19,7 +19,7 @@ import numpy as np
 
 import bench_scale  # the generated-table helper beside this file
 
-from causefs.store import ResultStore
+from causefs.app.store import ResultStore
 
 
 def summarize(store: Path) -> None:

@@ -29,13 +29,13 @@ EXPERIMENTS = {
     "compare": [],
     "ablations": [],
     "synthetic": ["schedule=full,ablation_I,ablation_II"],
-    "paper_grid": ["dataset=jaffe", "alpha=1e-3,1e-1,1e1,1e3", "lam=1e-3,1e-1,1e1,1e3",
-                   "beta=1e5,1e7,1e9"],
+    "paper_grid": ["dataset=jaffe", "method.alpha=1e-3,1e-1,1e1,1e3",
+                   "method.lam=1e-3,1e-1,1e1,1e3", "method.beta=1e5,1e7,1e9"],
 }
 
 
 def run_experiment(name: str, store: Path, extra: list) -> None:
-    command = [sys.executable, "-m", "causefs.cli", "-m", f"+experiment={name}",
+    command = [sys.executable, "-m", "causefs.app.cli", "-m", f"+experiment={name}",
                f"store.dir={store}", f"hydra.sweep.dir={store.parent / 'multirun' / name}",
                *EXPERIMENTS[name], *extra]
     print("$", " ".join(command), flush=True)
@@ -43,7 +43,7 @@ def run_experiment(name: str, store: Path, extra: list) -> None:
 
 
 def regenerate(store: Path, out: Path) -> None:
-    from causefs.report import report
+    from causefs.app.report import report
 
     tables = report(store, out, rho=20)
     text = RESULTS.read_text() if RESULTS.exists() else f"{BEGIN}\n{END}\n"

@@ -3,23 +3,46 @@
 Use :class:`CauseFS` as a scikit-learn selector, :func:`causefs_scores` as a
 ``SelectKBest`` score function, the ``causefs`` command (Hydra) for experiments, and
 :mod:`causefs.testing` to test your own blocks, kernels and QP backends.
+
+The package's rooms, from the bottom up (a module imports only from rooms below its own):
+
+- ``core``: the block-coordinate framework (state, schedules, the scheduler, block
+  contracts, parts and their costs, validation of values);
+- ``numerics``: neighbour search, adaptive-neighbour graphs, Laplacians, feature
+  clustering, simplex projection, scaling, BLAS threads;
+- ``datasets``: loaders, the paper's benchmarks, synthetic and shifted generators;
+- ``model``: the CAUSE-FS model (its settings table, problem, objective, treatment
+  coding and treatment sets, weight diagnostics);
+- ``budget``: a fit's time and memory estimated from its parts;
+- the plugin kinds ``kernels``, ``qp``, ``blocks``; the registry in ``plugins``;
+- ``engine`` (names to parts, a fit), ``estimator`` (:class:`CauseFS`);
+- ``selectors`` (the methods an experiment compares) and ``testing`` (the property
+  suite for plugin authors);
+- ``app``: the ``causefs`` and ``causefs-report`` commands (configs, checks, store,
+  evaluation protocol, metrics, report).
 """
 
-from .estimator import CauseFS, CollapseWarning, causefs_scores
-from .objective import ObjectiveValue, objective
-from .scheduler import FitResult, Schedule, ScheduleError
-from .state import Problem, State
-
-__version__ = "0.1.0"
+from ._version import __version__
+from .core.schedule import Schedule, ScheduleError
+from .core.scheduler import FitResult
+from .core.state import State
+from .core.validation import InvalidParameterError
+from .estimator import CauseFS, CollapseWarning, LongFitWarning, causefs_scores
+from .model.objective import ObjectiveValue, objective
+from .model.problem import Problem
+from .model.settings import Settings
 
 __all__ = [
     "CauseFS",
     "CollapseWarning",
     "FitResult",
+    "InvalidParameterError",
+    "LongFitWarning",
     "ObjectiveValue",
     "Problem",
     "Schedule",
     "ScheduleError",
+    "Settings",
     "State",
     "causefs_scores",
     "objective",

@@ -1,35 +1,45 @@
 """The engine: resolves names (schedule, blocks, kernel, QP backend) and runs a fit.
 
-This is the one layer that knows both the plugin registry and the blocks; blocks get
-their resources (the QP backend) and options handed in here.
+This is the one layer that knows both the plugin registry and the blocks: it turns the
+settings of a fit (:class:`~causefs.model.settings.Settings`) into parts, hands every
+block what it declares in ``requires``, builds the problem and runs the scheduler.
 """
 
 from __future__ import annotations
 
-import inspect
+import functools
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
-from .kernels import Kernel
-from .objective import CauseFSObjective
+from .blocks import Block
+from .budget import FitEstimate, estimate_fit
+from .core.schedule import Schedule, ScheduleError, entry_name
+from .core.scheduler import FitResult, run_schedule
+from .core.state import State
+from .core.validation import InvalidParameterError, construct
+from .kernels import Kernel, with_balance_form
+from .model.fit_size import FitSize
+from .model.objective import CauseFSObjective
+from .model.problem import Problem
+from .model.settings import Settings, check_setting
+from .model.treatment_coding import treatment_coding
 from .plugins.registry import get_block, get_schedule, make_kernel, make_qp_backend
-from .preprocessing import treatment_coding
 from .qp import QPBackend
-from .scheduler import FitResult, Schedule, ScheduleError, run_schedule
-from .state import Problem, State
+
+#: objective weights a schedule may fix in its ``params`` (ablation I sets ``beta: 0``)
+SCHEDULE_PARAMS = ("alpha", "beta", "lam", "eps")
 
 
 def _name_and_options(spec, what: str) -> tuple[str, dict]:
     if isinstance(spec, str):
         return spec, {}
-    if isinstance(spec, Mapping):
+    if isinstance(spec, Mapping) and "name" in spec:
         options = dict(spec)
-        if "name" not in options:
-            raise ValueError(f"a {what} given as a mapping needs a 'name' key, got {dict(spec)}")
         return options.pop("name"), options
-    raise TypeError(f"a {what} is a name, a mapping with a 'name' key, or an instance; "
-                    f"got {spec!r}")
+    raise InvalidParameterError(f"{what}={spec!r}: must be a registered name, a mapping "
+                                "with a 'name' key, or an instance")
 
 
 def resolve_schedule(spec) -> Schedule:
@@ -40,7 +50,8 @@ def resolve_schedule(spec) -> Schedule:
         return Schedule.from_mapping(get_schedule(spec))
     if isinstance(spec, Mapping):
         return Schedule.from_mapping(spec)
-    raise TypeError(f"schedule must be a name, a mapping or a Schedule; got {spec!r}")
+    raise InvalidParameterError(f"schedule={spec!r}: must be a registered name, a mapping "
+                                "or a Schedule")
 
 
 def resolve_kernel(spec) -> Kernel:
@@ -55,86 +66,119 @@ def resolve_qp(spec) -> QPBackend:
     """A QP backend instance from a registered name, a mapping or an instance."""
     if isinstance(spec, QPBackend):
         return spec
-    name, options = _name_and_options(spec, "qp backend")
+    name, options = _name_and_options(spec, "qp")
     return make_qp_backend(name, **options)
 
 
-#: what the engine can hand a block that declares it in ``Block.requires``
-PROVIDED = {
-    "qp": "the QP backend (resolved from the ``qp`` parameter)",
-    "sigma": "the confounder threshold (``CauseFS(sigma=...)``)",
-    "max_granularity": "the largest number of feature granularities M",
-    "max_treatments": "the bound on the treatments that get confounder sets",
-}
+def build_blocks(entries, settings: Settings, resources: Mapping) -> tuple:
+    """The blocks of a schedule phase (:func:`build_block` for every entry)."""
+    return tuple(build_block(entry, settings, resources) for entry in entries)
 
 
-def build_blocks(entries, settings: Mapping, resources: Mapping) -> list:
-    """Instantiate the blocks of a schedule phase.
+def build_block(entry, settings: Settings, resources: Mapping) -> Block:
+    """The block of a schedule entry (a name, ``{"name": ..., **options}``, or a block).
 
-    A block receives, by keyword, the ``settings`` and ``resources`` it declares in
-    ``requires`` (names of :data:`PROVIDED`; one not given falls back to the
-    constructor's default), then the options written in the schedule entry itself.
-    Nothing is passed to a block that does not declare it.
+    A block built from its name receives, by keyword, the settings and ``resources`` it
+    declares in ``requires``, then the options written in the entry itself; nothing is
+    passed to a block that does not declare it. An instance is used as it is.
     """
-    provided = {**settings, **resources}
-    blocks = []
-    for entry in entries:
-        name, options = _name_and_options(entry, "schedule entry")
+    if isinstance(entry, Block):
+        return entry
+    name = entry_name(entry)
+    options = {k: v for k, v in entry.items() if k != "name"} if isinstance(entry, Mapping) \
+        else {}
+    try:
         cls = get_block(name)
-        accepted = set(inspect.signature(cls).parameters)
-        unknown = set(options) - accepted
-        if unknown:
-            raise ScheduleError(f"block {name!r} has no option(s) {sorted(unknown)}; "
-                                f"its options are {sorted(accepted) or 'none'}")
-        unknown = set(cls.requires) - set(PROVIDED)
-        if unknown:
-            raise ScheduleError(f"block {name!r} requires {sorted(unknown)}, which the engine "
-                                f"does not provide; it provides {sorted(PROVIDED)}")
-        kwargs = {k: provided[k] for k in cls.requires if k in provided}
-        kwargs.update(options)
-        try:
-            blocks.append(cls(**kwargs))
-        except TypeError as exc:
-            raise ScheduleError(f"cannot build block {name!r}: {exc}") from exc
-    return blocks
+    except InvalidParameterError as error:
+        raise ScheduleError(f"schedule: {error}") from None
+    provided = {key: resources[key] if key in resources else getattr(settings, key)
+                for key in cls.requires if key in resources or hasattr(settings, key)}
+    return construct(f"schedule.{name}", cls, {**provided, **options})
 
 
-def run_cause_fs(X: np.ndarray, *, n_clusters: int, alpha: float, beta: float, lam: float,
-                 eps: float, n_neighbors: int, mu_total: float, schedule, kernel, qp,
-                 settings: Mapping | None = None, treatment: str = "median",
-                 mmd_normalization: str = "group", neighbor_algorithm: str = "auto",
-                 balance_form: str = "auto",
-                 max_iter: int = 30, tol: float = 1e-5, seed: int = 0,
-                 callback: Callable | None = None, trace: bool = False,
-                 check: str = "cheap") -> FitResult:
+def balance_of(kernel: Kernel, form: str = "auto", seed: int = 0) -> Callable:
+    """``balance(X, coding, K)``: the kernel's balance operator in the form ``form``
+    (``balance_form``), for :attr:`Problem.balance <causefs.model.problem.Problem>`."""
+    return functools.partial(_balance_operator, kernel, form, seed)
+
+
+def _balance_operator(kernel, form, seed, X, coding, K):
+    return with_balance_form(kernel.balance_operator(X, coding, K, seed=seed), form,
+                             X.shape[0])
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What a fit is made of, resolved from its settings."""
+
+    schedule: Schedule
+    init: tuple
+    loop: tuple
+    kernel: Kernel
+    qp: QPBackend
+    #: the objective weights the schedule fixes (:data:`SCHEDULE_PARAMS`)
+    weights: Mapping
+
+
+def schedule_weights(schedule: Schedule) -> dict:
+    """The schedule's ``params``, checked by the rules of the settings of those names."""
+    unknown = sorted(set(schedule.params) - set(SCHEDULE_PARAMS))
+    if unknown:
+        raise ScheduleError(f"schedule {schedule.name!r} sets unknown params {unknown}; "
+                            f"allowed: {', '.join(SCHEDULE_PARAMS)}")
+    try:
+        return {name: check_setting(name, value) for name, value in schedule.params.items()}
+    except InvalidParameterError as error:
+        raise ScheduleError(f"schedule.params.{error}") from None
+
+
+def build_parts(settings: Settings, seed: int = 0) -> Parts:
+    """Resolve the schedule, its blocks, the kernel and the QP backend of ``settings``."""
+    schedule = resolve_schedule(settings.schedule)
+    qp = resolve_qp(settings.qp)
+    resources = {"qp": qp, "seed": seed}  # blocks.base.RESOURCES
+    return Parts(schedule=schedule, init=build_blocks(schedule.init, settings, resources),
+                 loop=build_blocks(schedule.loop, settings, resources),
+                 kernel=resolve_kernel(settings.kernel), qp=qp,
+                 weights=schedule_weights(schedule))
+
+
+def fit_size(n_samples: int, n_features: int, settings: Settings, parts: Parts) -> FitSize:
+    """The size of a fit as the parts' cost declarations see it."""
+    beta = parts.weights.get("beta", settings.beta)
+    return FitSize(n_samples, n_features, settings, balance=beta != 0)
+
+
+def estimate(n_samples: int, n_features: int, settings: Settings,
+             parts: Parts | None = None) -> FitEstimate:
+    """Time and memory of a fit of ``settings`` on n x d data (non-constant features),
+    summed over its parts (:func:`causefs.budget.estimate_fit`)."""
+    parts = parts if parts is not None else build_parts(settings)
+    return estimate_fit(fit_size(n_samples, n_features, settings, parts), parts.init,
+                        parts.loop, parts.kernel, parts.qp, settings.max_iter)
+
+
+def make_problem(X: np.ndarray, settings: Settings, parts: Parts, seed: int = 0) -> Problem:
+    """The problem of preprocessed data ``X`` (n, d) without constant features: the
+    settings' weights, overridden by the schedule's ``params``."""
+    weights = {name: getattr(settings, name) for name in SCHEDULE_PARAMS}
+    weights.update(parts.weights)
+    return Problem(X=X, coding=treatment_coding(X, settings.treatment,
+                                                settings.mmd_normalization),
+                   n_clusters=settings.n_clusters, n_neighbors=settings.n_neighbors,
+                   sample_weights=settings.sample_weights,
+                   balance=balance_of(parts.kernel, settings.balance_form, seed), **weights)
+
+
+def run_cause_fs(X: np.ndarray, settings: Settings, *, seed: int = 0, parts: Parts | None = None,
+                 callback: Callable | None = None) -> FitResult:
     """Run CAUSE-FS on preprocessed data ``X`` (n, d) without constant features.
 
-    The schedule's ``params`` override the hyperparameters of the same name; ``check``
-    is the scheduler's run-time checking (:func:`causefs.scheduler.run_schedule`).
+    ``seed`` seeds every random choice of the blocks and the kernel; ``parts`` are
+    :func:`build_parts`'s (built here when not given).
     """
-    schedule = resolve_schedule(schedule)
-    params = {"alpha": alpha, "beta": beta, "lam": lam, "eps": eps}
-    unknown = set(schedule.params) - set(params)
-    if unknown:
-        raise ScheduleError(f"schedule {schedule.name!r} sets unknown params {sorted(unknown)}; "
-                            f"allowed: {sorted(params)}")
-    params.update(schedule.params)
-    problem = Problem(
-        X=X,
-        coding=treatment_coding(X, treatment, mmd_normalization),
-        n_clusters=n_clusters,
-        n_neighbors=n_neighbors,
-        mu_total=mu_total,
-        kernel=resolve_kernel(kernel),
-        neighbor_algorithm=neighbor_algorithm,
-        balance_form=balance_form,
-        seed=seed,
-        **params,
-    )
-    resources = {"qp": resolve_qp(qp)}
-    settings = dict(settings or {})
-    init = build_blocks(schedule.init, settings, resources)
-    loop = build_blocks(schedule.loop, settings, resources)
-    return run_schedule(State(problem), init, loop, objective=CauseFSObjective(),
-                        max_iter=max_iter, tol=tol, callback=callback, trace=trace,
-                        check=check)
+    parts = parts if parts is not None else build_parts(settings, seed)
+    problem = make_problem(X, settings, parts, seed)
+    return run_schedule(State(problem), parts.init, parts.loop, objective=CauseFSObjective(),
+                        max_iter=settings.max_iter, tol=settings.tol, callback=callback,
+                        trace=settings.trace, check=settings.check)

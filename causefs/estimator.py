@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import numbers
 import warnings
 
 import numpy as np
@@ -13,25 +12,12 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .contracts import CHECKS
-from .diagnostics import weight_diagnostics
-from .engine import resolve_kernel, resolve_qp, run_cause_fs
-from .preprocessing import (
-    MMD_NORMALIZATIONS,
-    SCALINGS,
-    TREATMENT_RULES,
-    constant_features,
-    scale_features,
-)
-from .graphs import NEIGHBOR_ALGORITHMS
-from .kernels import BALANCE_FORMS
-from . import cost
-from .cost import estimate_fit_seconds
-from .memory import check_memory, estimate_fit_memory
-from .threads import fit_threads
-from .treatments import check_max_treatments
-
-SAMPLE_WEIGHTS = ("simplex", "mean_one")
+from .budget import LONG_FIT_SECONDS, check_memory
+from .engine import build_parts, estimate, run_cause_fs
+from .model.diagnostics import weight_diagnostics
+from .model.settings import DEFAULTS, Settings, setting_names
+from .numerics.scaling import constant_features, scale_features
+from .numerics.threads import fit_threads
 
 logger = logging.getLogger("causefs")
 
@@ -41,7 +27,7 @@ class CollapseWarning(UserWarning):
 
 
 class LongFitWarning(UserWarning):
-    """The fit is estimated to take long (:func:`causefs.cost.estimate_fit_seconds`)."""
+    """The fit is estimated to take long (:func:`causefs.budget.estimate_fit`)."""
 
 
 def _progress(max_iter: int):
@@ -61,24 +47,6 @@ def _progress(max_iter: int):
     return bar, callback
 
 
-def _check_number(name, value, low=None, high=None, integer=False, low_open=False):
-    kind = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, kind):
-        raise TypeError(f"{name} must be {'an int' if integer else 'a real number'}, "
-                        f"got {value!r}")
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
-    if low is not None and (value <= low if low_open else value < low):
-        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value}")
-    if high is not None and value > high:
-        raise ValueError(f"{name} must be <= {high}, got {value}")
-
-
-def _check_choice(name, value, allowed):
-    if value not in allowed:
-        raise ValueError(f"unknown {name} {value!r}; allowed: {', '.join(allowed)}")
-
-
 class CauseFS(SelectorMixin, BaseEstimator):
     """Causally-aware unsupervised feature selection (CAUSE-FS).
 
@@ -87,7 +55,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
     (Shen et al., "Causally-Aware Unsupervised Feature Selection Learning"); features
     are ranked by ``||W_f||_2``. The optimization is a schedule of swappable blocks
     (:mod:`causefs.blocks`), kernels and QP backends resolved through the plugin
-    registry.
+    registry. Defaults and constraints of every parameter are one table,
+    :class:`causefs.model.settings.Settings`.
 
     Parameters
     ----------
@@ -106,7 +75,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
 
         The defaults of alpha, beta and lam (with ``sample_weights="mean_one"``) were
         chosen on JAFFE, UMIST, COIL20 and a 2000-sample USPS subset by
-        ``benchmarks/choose_defaults.py`` (README, "Defaults").
+        ``benchmarks/choose_defaults.py`` (docs/MODEL.md, "Default hyperparameters").
     n_neighbors : int, default=5
         Neighbours ``k`` per column of every similarity graph.
     eps : float, default=1e-8
@@ -116,14 +85,15 @@ class CauseFS(SelectorMixin, BaseEstimator):
         variable, not a confounder.
     max_treatments : "auto", int or None, default="auto"
         Bound on the treatments of the balance term, the top features by ``||W_f||``
-        (:mod:`causefs.treatments`): ``"auto"`` keeps all of them while
+        (:mod:`causefs.model.treatments`): ``"auto"`` keeps all of them while
         ``n * d * d <= 1e8`` (JAFFE) and otherwise as many as that budget allows
         (at least 32); None keeps all (the paper, O(n d^2) per balance product).
     sample_weights : {"mean_one", "simplex"}, default="mean_one"
         ``simplex``: ``sum(mu) = 1`` as in the paper; ``mean_one``: ``sum(mu) = n``, the
         same model with lambda and beta rescaled so one setting works across n.
     schedule : str, mapping or Schedule, default="full"
-        Registered schedule (``full``, ``ablation_I``, ``ablation_II``) or a custom one.
+        Registered schedule (``full``, ``ablation_I``, ``ablation_II``, ``dwr``,
+        ``srdo``) or a custom one, whose entries may be block instances.
     kernel : str, mapping or Kernel, default="linear"
         MMD kernel (``linear``, ``rbf``); a mapping passes options,
         ``{"name": "rbf", "n_components": 100}``.
@@ -142,26 +112,30 @@ class CauseFS(SelectorMixin, BaseEstimator):
     treatment : {"median", "mean"}, default="median"
         Split of each feature into treated and control samples.
     mmd_normalization : {"group", "paper"}, default="group"
-        Treatment coding ``a_r`` (see :func:`causefs.preprocessing.treatment_coding`).
+        Treatment coding ``a_r`` (see
+        :func:`causefs.model.treatment_coding.treatment_coding`).
     neighbor_algorithm : str, default="auto"
-        Nearest-neighbour search for graph candidates: ``auto`` (NumPy brute force for
-        small n, scikit-learn's above), scikit-learn's algorithms, or ``"all"`` for the
-        dense paper-literal reference.
+        Nearest-neighbour search for graph candidates: ``auto`` (exact NumPy search up
+        to n = 1000 samples; above, a local search warm-started from the graph being
+        replaced, or a faiss HNSW index where there is none yet beyond n = 5000),
+        ``approximate`` (those approximate searches at every n), ``exact``,
+        scikit-learn's algorithms (``brute``, ``kd_tree``, ``ball_tree``), or ``all``
+        for the dense paper-literal reference.
     balance_form : {"auto", "products", "gram"}, default="auto"
         How the mu problem holds the balance Hessian H: ``products`` only multiplies by
         it (matrix-free, memory linear in n); ``gram`` forms it once per confounder set as
         a dense (n, n) array; ``auto`` forms it when that costs less than 10 products and
         takes at most 1 GiB (n <= 11,585), else uses products.
     memory_limit : "auto", int, str or None, default="auto"
-        Budget for the estimated peak memory of the fit (:mod:`causefs.memory`):
+        Budget for the estimated peak memory of the fit (:mod:`causefs.budget`):
         ``"auto"`` is 80% of the memory available when ``fit`` starts, an int is bytes,
         a string like ``"8GB"``; None disables the check. A fit over budget raises
-        :class:`~causefs.memory.MemoryLimitError` naming a setting that would fit.
+        :class:`~causefs.budget.MemoryLimitError` naming a setting that would fit.
     trace : bool, default=False
         Evaluate the objective after every block (``trace_`` then has it per block);
         otherwise once per iteration, which is all convergence needs.
     check : {"cheap", "strict"}, default="cheap"
-        Run-time checks of the blocks (:func:`causefs.scheduler.run_schedule`):
+        Run-time checks of the blocks (:func:`causefs.core.scheduler.run_schedule`):
         ``strict`` also verifies, after every block, its declared writes, that it did not
         mutate its input and, for a descent block, that the objective did not rise,
         naming the block that broke its contract. For testing blocks of a plugin.
@@ -185,7 +159,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Feature selection matrix (zero rows for constant features).
     sample_weight_ : ndarray of shape (n_samples,)
         Learned sample weights mu.
-    diagnostics_ : causefs.diagnostics.WeightDiagnostics
+    diagnostics_ : causefs.model.diagnostics.WeightDiagnostics
         What the sample weights did: effective sample size, share of zero weights, the
         balance term at uniform and fitted weights, per-treatment imbalance before and
         after (per non-constant feature); ``print(est.diagnostics_)`` gives one line.
@@ -207,22 +181,29 @@ class CauseFS(SelectorMixin, BaseEstimator):
     memory_estimate_ : int
         Estimated peak bytes of the fit (checked against ``memory_limit``).
     time_estimate_ : float
-        Estimated seconds of the fit, an order of magnitude (measured within 3x either way)
-        (:func:`causefs.cost.estimate_fit_seconds`); above 10 minutes the fit says so
-        before it starts (a :class:`LongFitWarning` and a log message).
+        Estimated seconds of the fit, an order of magnitude (measured within 3x either
+        way), summed over the parts of the schedule (:func:`causefs.budget.estimate_fit`);
+        above 10 minutes the fit says so before it starts (a :class:`LongFitWarning`
+        and a log message).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Present when ``X`` has string feature names.
     """
 
-    def __init__(self, n_clusters=8, n_features_to_select=None, *, alpha=1.0, beta=1e-4,
-                 lam=1.0, n_neighbors=5, eps=1e-8, sigma=0.2, max_treatments="auto",
-                 sample_weights="mean_one",
-                 schedule="full", kernel="linear", qp="gradient_projection_cg", max_iter=30,
-                 tol=1e-5, preprocessing="minmax", max_granularity=10, treatment="median",
-                 mmd_normalization="group", neighbor_algorithm="auto", balance_form="auto",
-                 memory_limit="auto", trace=False, check="cheap",
-                 random_state=None, verbose=False):
+    def __init__(self, n_clusters=DEFAULTS.n_clusters,
+                 n_features_to_select=DEFAULTS.n_features_to_select, *,
+                 alpha=DEFAULTS.alpha, beta=DEFAULTS.beta, lam=DEFAULTS.lam,
+                 n_neighbors=DEFAULTS.n_neighbors, eps=DEFAULTS.eps, sigma=DEFAULTS.sigma,
+                 max_treatments=DEFAULTS.max_treatments,
+                 sample_weights=DEFAULTS.sample_weights, schedule=DEFAULTS.schedule,
+                 kernel=DEFAULTS.kernel, qp=DEFAULTS.qp, max_iter=DEFAULTS.max_iter,
+                 tol=DEFAULTS.tol, preprocessing=DEFAULTS.preprocessing,
+                 max_granularity=DEFAULTS.max_granularity, treatment=DEFAULTS.treatment,
+                 mmd_normalization=DEFAULTS.mmd_normalization,
+                 neighbor_algorithm=DEFAULTS.neighbor_algorithm,
+                 balance_form=DEFAULTS.balance_form, memory_limit=DEFAULTS.memory_limit,
+                 trace=DEFAULTS.trace, check=DEFAULTS.check,
+                 random_state=DEFAULTS.random_state, verbose=DEFAULTS.verbose):
         self.n_clusters = n_clusters
         self.n_features_to_select = n_features_to_select
         self.alpha = alpha
@@ -250,48 +231,15 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _validate_params_for(self, n_samples, n_features):
-        _check_number("n_clusters", self.n_clusters, low=2, integer=True)
-        if self.n_clusters > n_samples:
-            raise ValueError(f"n_clusters={self.n_clusters} exceeds n_samples={n_samples}")
-        _check_number("n_neighbors", self.n_neighbors, low=1, integer=True)
-        if self.n_neighbors > n_samples - 2:
-            raise ValueError(
-                f"n_neighbors={self.n_neighbors} needs at least n_neighbors + 2 = "
-                f"{self.n_neighbors + 2} samples (the closed form uses the (k+1)-th "
-                f"neighbour), got n_samples={n_samples}"
-            )
-        _check_number("alpha", self.alpha, low=0, low_open=True)
-        _check_number("beta", self.beta, low=0)
-        _check_number("lam", self.lam, low=0, low_open=True)
-        _check_number("eps", self.eps, low=0, low_open=True)
-        _check_number("sigma", self.sigma, low=0, high=1)
-        check_max_treatments(self.max_treatments)
-        _check_number("max_iter", self.max_iter, low=0, integer=True)
-        _check_number("tol", self.tol, low=0)
-        _check_number("max_granularity", self.max_granularity, low=1, integer=True)
-        _check_choice("sample_weights", self.sample_weights, SAMPLE_WEIGHTS)
-        _check_choice("preprocessing", self.preprocessing, SCALINGS)
-        _check_choice("treatment", self.treatment, TREATMENT_RULES)
-        _check_choice("mmd_normalization", self.mmd_normalization, MMD_NORMALIZATIONS)
-        _check_choice("neighbor_algorithm", self.neighbor_algorithm, NEIGHBOR_ALGORITHMS)
-        _check_choice("balance_form", self.balance_form, BALANCE_FORMS)
-        _check_choice("check", self.check, CHECKS)
-        return self._n_selected(n_features)
+    def settings(self) -> Settings:
+        """The parameters as :class:`~causefs.model.settings.Settings`, checked.
 
-    def _n_selected(self, n_features):
-        k = self.n_features_to_select
-        if k is None:
-            return max(1, n_features // 2)
-        if isinstance(k, numbers.Integral) and not isinstance(k, bool):
-            if not 1 <= k <= n_features:
-                raise ValueError(f"n_features_to_select={k} must lie in [1, n_features="
-                                 f"{n_features}]")
-            return int(k)
-        if isinstance(k, numbers.Real) and not isinstance(k, bool) and 0 < k <= 1:
-            return max(1, int(round(k * n_features)))
-        raise ValueError(f"n_features_to_select must be None, an int in [1, n_features] or "
-                         f"a fraction in (0, 1]; got {k!r}")
+        Raises
+        ------
+        InvalidParameterError
+            Naming the first parameter that breaks its constraint.
+        """
+        return Settings(**{name: getattr(self, name) for name in setting_names()})
 
     def fit(self, X, y=None):
         """Learn the feature scores from ``X``.
@@ -309,47 +257,44 @@ class CauseFS(SelectorMixin, BaseEstimator):
         """
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=3,
                           ensure_min_features=1)
-        n, d = X.shape
-        n_selected = self._validate_params_for(n, d)
-        constant = constant_features(X)
-        active = np.flatnonzero(~constant)
+        settings = self.settings()
+        n_selected = settings.check_data(*X.shape)
+        active = np.flatnonzero(~constant_features(X))
         if not active.size:
             raise ValueError("all features of X are constant: there is nothing to select")
-        self.memory_estimate_ = self._check_memory(n, active.size)
-        self.time_estimate_ = estimate_fit_seconds(
-            n, active.size, n_clusters=self.n_clusters, n_neighbors=self.n_neighbors,
-            max_granularity=self.max_granularity, max_iter=self.max_iter,
-            neighbor_algorithm=self.neighbor_algorithm, max_treatments=self.max_treatments,
-            beta=self.beta)
-        if self.time_estimate_ > cost.LONG_FIT_SECONDS:
-            message = (f"this fit (n={n}, d={active.size}) is estimated to take about "
-                       f"{self.time_estimate_ / 60:.0f} min; progress is logged at INFO "
-                       "by the 'causefs' logger")
-            logger.warning(message)
-            warnings.warn(message, LongFitWarning, stacklevel=2)
-        X_active = scale_features(X, self.preprocessing)[:, active]
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        bar, callback = _progress(self.max_iter) if self.verbose else (None, None)
+        parts = build_parts(settings, seed)
+        self._estimate(X.shape[0], active.size, settings, parts)
+        X_active = scale_features(X, settings.preprocessing)[:, active]
+        bar, callback = _progress(settings.max_iter) if settings.verbose else (None, None)
         try:
             with fit_threads():
-                result = run_cause_fs(
-                    X_active,
-                    n_clusters=self.n_clusters, alpha=self.alpha, beta=self.beta, lam=self.lam,
-                    eps=self.eps, n_neighbors=self.n_neighbors,
-                    mu_total=1.0 if self.sample_weights == "simplex" else float(n),
-                    schedule=self.schedule, kernel=self.kernel, qp=self.qp,
-                    settings={"sigma": self.sigma, "max_granularity": self.max_granularity,
-                              "max_treatments": self.max_treatments},
-                    treatment=self.treatment, mmd_normalization=self.mmd_normalization,
-                    neighbor_algorithm=self.neighbor_algorithm, balance_form=self.balance_form,
-                    max_iter=self.max_iter, tol=self.tol, seed=seed, callback=callback,
-                    trace=bool(self.trace), check=self.check,
-                )
+                result = run_cause_fs(X_active, settings, seed=seed, parts=parts,
+                                      callback=callback)
         finally:
             if bar is not None:
                 bar.close()
+        self._store(result, active, X.shape[1], n_selected)
+        self._warn_if_collapsed(result.state.W, settings.eps)
+        return self
+
+    def _estimate(self, n, d, settings, parts) -> None:
+        """Refuse a fit over the memory budget; announce a long one."""
+        expected = estimate(n, d, settings, parts)
+        check_memory(expected.memory, settings.memory_limit)
+        self.memory_estimate_ = expected.memory.peak
+        self.time_estimate_ = expected.seconds
+        if self.time_estimate_ > LONG_FIT_SECONDS:
+            message = (f"this fit (n={n}, d={d}) is estimated to take about "
+                       f"{self.time_estimate_ / 60:.0f} min; progress is logged at INFO "
+                       "by the 'causefs' logger")
+            logger.warning(message)
+            warnings.warn(message, LongFitWarning, stacklevel=3)
+
+    def _store(self, result, active, d, n_selected) -> None:
+        """The fitted attributes, on all d features (constant ones score 0)."""
         state = result.state
-        self.W_ = np.zeros((d, self.n_clusters))
+        self.W_ = np.zeros((d, state.W.shape[1]))
         self.W_[active] = state.W
         self.scores_ = np.linalg.norm(self.W_, axis=1)
         order = np.argsort(-self.scores_, kind="stable")
@@ -363,35 +308,22 @@ class CauseFS(SelectorMixin, BaseEstimator):
             self.groups_[active] = state.groups
         K = sp.coo_array(state.K) if state.K is not None else sp.coo_array((len(active),) * 2)
         self.confounders_ = sp.csr_array(
-            (np.ones(K.nnz, dtype=bool), (active[K.row], active[K.col])), shape=(d, d)
-        )
+            (np.ones(K.nnz, dtype=bool), (active[K.row], active[K.col])), shape=(d, d))
         self.objective_history_ = np.asarray(result.history)
         self.trace_ = result.trace
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
-        contribution = np.einsum("ij,ij->i", state.W, state.W)
-        if contribution.max() < self.eps:
+
+    @staticmethod
+    def _warn_if_collapsed(W, eps) -> None:
+        contribution = np.einsum("ij,ij->i", W, W)
+        if contribution.max() < eps:
             warnings.warn(
                 f"W collapsed to the eps floor (max ||W_f||^2 = {contribution.max():.3g} < "
-                f"eps = {self.eps:g}): the ranking then depends on eps alone. Lower lam or "
+                f"eps = {eps:g}): the ranking then depends on eps alone. Lower lam or "
                 "raise alpha (with sample_weights='simplex' lambda acts as n * lambda).",
-                CollapseWarning, stacklevel=2,
+                CollapseWarning, stacklevel=3,
             )
-        return self
-
-    def _check_memory(self, n, d):
-        kernel, qp = resolve_kernel(self.kernel), resolve_qp(self.qp)
-        resolve = getattr(kernel, "resolved_approximation", None)
-        exact = resolve is not None and resolve(n, d) == "exact"
-        estimate = estimate_fit_memory(
-            n, d, n_clusters=self.n_clusters, n_neighbors=self.n_neighbors,
-            max_granularity=self.max_granularity, qp=qp.name, kernel=kernel.name,
-            kernel_components=getattr(kernel, "n_components", 0), kernel_exact=exact,
-            neighbor_algorithm=self.neighbor_algorithm, balance_form=self.balance_form,
-            max_treatments=self.max_treatments)
-        check_memory(estimate, self.memory_limit, qp=qp.name, kernel=kernel.name,
-                     neighbor_algorithm=self.neighbor_algorithm, balance_form=self.balance_form)
-        return estimate.peak
 
     def _get_support_mask(self):
         check_is_fitted(self, "support_")

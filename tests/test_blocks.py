@@ -4,18 +4,19 @@ import numpy as np
 import pytest
 
 from causefs.blocks import Block, SelectionMatrixBlock
-from causefs.engine import build_blocks
-from causefs.objective import objective
+from causefs.engine import build_block
+from causefs.model.settings import DEFAULTS
+from causefs.model.objective import objective
 from causefs.plugins import available, get_block
 from causefs.qp.projected_gradient import ProjectedGradientBackend
 from causefs.testing import check_block, check_step, states
 from hypothesis import given, settings
 
-RESOURCES = {"qp": ProjectedGradientBackend(rtol=1e-12)}
+RESOURCES = {"qp": ProjectedGradientBackend(rtol=1e-12), "seed": 0}
 
 
 def make(name, **options):
-    return build_blocks([{"name": name, **options}], settings={}, resources=RESOURCES)[0]
+    return build_block({"name": name, **options}, DEFAULTS, RESOURCES)
 
 
 @pytest.mark.parametrize("name", available("block"))
@@ -89,7 +90,7 @@ def test_check_block_catches_broken_blocks(broken, message):
 
 
 def test_unknown_block_option_is_named():
-    with pytest.raises(ValueError, match="no option"):
+    with pytest.raises(ValueError, match="schedule.embedding.bogus: unknown option"):
         make("embedding", bogus=1)
 
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from hydra import compose, initialize_config_module
 
-from causefs.cli import run
-from causefs.configs import register_configs
+from causefs.app.cli import run
+from causefs.app.configs import register_configs
 from causefs.plugins import available
 from causefs.plugins.builtin import builtin_schedules
 from causefs.selectors import available_selectors
@@ -64,9 +64,9 @@ def test_one_job_scores_the_test_environment(tmp_path):
 
 
 def test_shifted_dataset_options_are_checked(tmp_path):
-    from causefs.config_checks import ConfigError
+    from causefs.app.config_checks import ConfigError
 
     cfg = composed("dataset=digits_border", "+dataset.n_noise=3", "method=mcfs")
-    with pytest.raises(ConfigError, match="dataset.n_noise: not an option of "
-                                          "dataset=digits_border"):
+    with pytest.raises(ConfigError, match="dataset.n_noise: unknown option; the options of "
+                                          "'digits_border' are"):
         run(cfg, output_dir=tmp_path)

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from sklearn.cluster import KMeans
 
-from causefs.evaluation import evaluate_shift
-from causefs.metrics import clustering_accuracy, share_at_k
-from causefs.shifted import make_shifted_clusters
+from causefs.app.evaluation import evaluate_shift
+from causefs.app.metrics import clustering_accuracy, share_at_k
+from causefs.datasets import make_shifted_clusters
 
 
 def test_share_at_k_counts_the_top_k():

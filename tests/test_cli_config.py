@@ -1,6 +1,5 @@
 """Hydra configs compose and instantiate; the causefs command runs in a subprocess."""
 
-import inspect
 import itertools
 import json
 import os
@@ -13,9 +12,10 @@ import pytest
 import yaml
 from hydra import compose, initialize_config_module
 
-from causefs import CauseFS
-from causefs.cli import estimator_from_config
-from causefs.configs import check_schedule_config, config_nodes, register_configs
+from causefs.app.config_checks import ConfigError, check_config, make_method
+from causefs.app.configs import check_schedule_config, config_nodes, register_configs
+from causefs.model.settings import DEFAULTS, setting_names
+from causefs.selectors.cause_fs import SUPPLIED
 from causefs.plugins import available
 from causefs.selectors import available_selectors
 
@@ -63,23 +63,23 @@ def test_generated_nodes_take_their_defaults_from_the_constructors():
 def test_renaming_a_registered_schedule_is_refused():
     """``schedule.name=ablation_I`` used to run the full schedule's blocks as 'ablation_I'."""
     cfg = composed("schedule.name=ablation_I")
-    with pytest.raises(ValueError, match="choose a registered schedule with schedule=abl"):
-        estimator_from_config(cfg, n_clusters=3)
+    with pytest.raises(ConfigError, match="choose a registered schedule with schedule=abl"):
+        check_config(cfg)
     check_schedule_config(dict(composed("schedule=ablation_I").schedule))
     renamed = composed("schedule.name=my_schedule").schedule
-    assert estimator_from_config(composed("schedule.name=my_schedule"), 3).schedule == \
+    assert make_method(composed("schedule.name=my_schedule")).options()["schedule"] == \
         {**dict(renamed), "init": list(renamed.init), "loop": list(renamed.loop),
          "params": {}}
 
 
 @pytest.mark.parametrize("schedule, kernel, qp", list(itertools.product(*GROUPS.values())))
 def test_every_config_composes_and_instantiates(blobs, schedule, kernel, qp):
-    cfg = composed(f"schedule={schedule}", f"kernel={kernel}", f"qp={qp}", "max_iter=1",
-                   "verbose=false", "n_features_to_select=4")
-    estimator = estimator_from_config(cfg, n_clusters=3)
-    assert estimator.get_params()["schedule"]["name"] == schedule
-    estimator.fit(blobs[0])
-    assert np.all(np.isfinite(estimator.scores_))
+    cfg = composed(f"schedule={schedule}", f"kernel={kernel}", f"qp={qp}",
+                   "method.max_iter=1", "n_features_to_select=4")
+    method = make_method(cfg)
+    assert method.options()["schedule"]["name"] == schedule
+    scores = method.score(blobs[0], n_clusters=3, n_features_to_select=4, random_state=0)
+    assert np.all(np.isfinite(scores))
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -104,20 +104,26 @@ def test_experiment_configs_compose_with_their_launcher(experiment):
     assert cfg.hydra.sweeper.params, "an experiment is a sweep: it must set sweeper params"
 
 
-def test_config_defaults_match_the_estimator():
+def test_the_causefs_node_is_the_settings_table():
+    """method=causefs is generated from the settings (one place for a default); its part
+    options take the schedule/kernel/qp groups, and config.yaml holds only what every
+    method shares."""
     cfg = composed()
-    # the CLI deliberately differs: 20 features (the paper's first point), a fixed seed,
-    # a progress bar, and the GPCG QP backend chosen in the group defaults
-    deliberate = {"n_clusters", "n_features_to_select", "random_state", "verbose",
-                  "schedule", "kernel", "qp"}
-    for name, parameter in inspect.signature(CauseFS).parameters.items():
-        if name not in deliberate:
-            assert cfg[name] == parameter.default, name
-    assert cfg.qp.name == CauseFS().qp
+    for name in setting_names():
+        if name in ("schedule", "kernel", "qp"):
+            assert cfg.method[name]["name"] == getattr(DEFAULTS, name), name
+        elif name in SUPPLIED:
+            assert name not in cfg.method, name
+        else:
+            assert cfg.method[name] == getattr(DEFAULTS, name), name
+    text = yaml.safe_load((CONF / "config.yaml").read_text())
+    shared = set(text) & set(setting_names())
+    assert shared == set(SUPPLIED), "config.yaml repeats a method option"
+    assert composed("schedule=ablation_I").method.schedule.name == "ablation_I"
 
 
 def run_cli(*args, env=None, cwd=None):
-    return subprocess.run([sys.executable, "-m", "causefs.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "causefs.app.cli", *args], capture_output=True,
                           text=True, env={**os.environ, **(env or {})}, cwd=cwd, timeout=600)
 
 
@@ -127,7 +133,7 @@ def test_console_script_is_installed():
 
 
 def test_cli_runs_on_the_embedded_default(tmp_path):
-    out = run_cli("max_iter=2", "evaluation.n_runs=2", f"hydra.run.dir={tmp_path}")
+    out = run_cli("method.max_iter=2", "evaluation.n_runs=2", f"hydra.run.dir={tmp_path}")
     assert out.returncode == 0, out.stderr
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["dataset"]["name"] == "digits"
@@ -142,35 +148,37 @@ def test_cli_runs_on_the_embedded_default(tmp_path):
 def test_cli_reads_any_file_and_overrides(tmp_path, blobs):
     X, y = blobs
     np.savez(tmp_path / "mine.npz", X=X, y=y)
-    out = run_cli("dataset=file", f"dataset.path={tmp_path / 'mine.npz'}", "max_iter=1",
+    out = run_cli("dataset=file", f"dataset.path={tmp_path / 'mine.npz'}", "method.max_iter=1",
                   "n_features_to_select=4", "kernel=rbf", "schedule=ablation_II",
-                  "qp=cvxpy", "alpha=10", "evaluation.n_runs=2",
+                  "qp=cvxpy", "method.alpha=10", "evaluation.n_runs=2",
                   f"hydra.run.dir={tmp_path / 'run'}")
     assert out.returncode == 0, out.stderr
     result = json.loads((tmp_path / "run" / "result.json").read_text())
-    assert result["config"]["alpha"] == 10 and result["config"]["kernel"]["name"] == "rbf"
+    assert result["job"]["params"]["alpha"] == 10
+    assert result["job"]["params"]["kernel"]["name"] == "rbf"
     assert result["dataset"]["n_classes"] == 3 and len(result["selected_features"]) == 4
 
 
 def test_cli_multirun_sweep(tmp_path):
-    out = run_cli("-m", "alpha=0.5,2", "max_iter=1", "evaluation.enabled=false",
+    out = run_cli("-m", "method.alpha=0.5,2", "method.max_iter=1", "evaluation.enabled=false",
                   f"hydra.sweep.dir={tmp_path}")
     assert out.returncode == 0, out.stderr
     results = sorted(tmp_path.glob("*/result.json"))
     assert len(results) == 2
-    alphas = sorted(json.loads(p.read_text())["config"]["alpha"] for p in results)
+    alphas = sorted(json.loads(p.read_text())["job"]["params"]["alpha"] for p in results)
     assert alphas == [0.5, 2.0]
 
 
 def test_cli_reports_bad_values(tmp_path):
-    out = run_cli("kernel.name=cosine", "max_iter=1", f"hydra.run.dir={tmp_path}")
+    out = run_cli("kernel.name=cosine", "method.max_iter=1", f"hydra.run.dir={tmp_path}")
     assert out.returncode != 0
-    assert f"unknown kernel 'cosine'; available: {', '.join(available('kernel'))}" in out.stderr
+    kernels = ", ".join(map(repr, available("kernel")))
+    assert f"kernel='cosine': must be one of {kernels}" in out.stderr
 
 
 @pytest.mark.parametrize("name", ["jaffe", "umist", "coil20", "usps"])
 def test_cli_loads_benchmarks_by_name(tmp_path, data_dir, name):
-    out = run_cli(f"dataset={name}", "max_iter=1", "evaluation.enabled=false",
+    out = run_cli(f"dataset={name}", "method.max_iter=1", "evaluation.enabled=false",
                   f"hydra.run.dir={tmp_path}", env={"CAUSEFS_DATA": str(data_dir)})
     assert out.returncode == 0, out.stderr
     assert json.loads((tmp_path / "result.json").read_text())["dataset"]["name"] == name

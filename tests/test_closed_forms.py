@@ -13,8 +13,9 @@ from causefs.blocks import EmbeddingBlock
 from causefs.blocks.sample_weights import granular_hessian, sample_weight_qp
 from causefs.blocks.selection_matrix import irls_weights, selection_system
 from causefs.blocks.spectral_embedding import smallest_eigenvectors
-from causefs.graphs import adaptive_graph, adaptive_neighbors, laplacian_quadratic
-from causefs.objective import objective
+from causefs.numerics.adaptive_graphs import adaptive_graph, adaptive_neighbors
+from causefs.numerics.laplacian import laplacian_quadratic
+from causefs.model.objective import objective
 from causefs.testing import random_graph, states
 
 SETTINGS = settings(max_examples=20)  # the rest from the loaded profile (conftest.py)
@@ -127,13 +128,12 @@ def test_gpi_keeps_f_orthonormal(state):
 def test_gpi_reaches_a_stationary_point(blobs):
     """At GPI's fixed point F'grad is symmetric (first-order optimality on F'F = I)."""
     from causefs.engine import run_cause_fs
-    from causefs.graphs import laplacian_matmul
-    from causefs.preprocessing import scale_features
+    from causefs.model.settings import Settings
+    from causefs.numerics.laplacian import laplacian_matmul
+    from causefs.numerics.scaling import scale_features
 
     X = scale_features(blobs[0])
-    state = run_cause_fs(X, n_clusters=3, alpha=1.0, beta=1e-4, lam=0.1, eps=1e-8,
-                         n_neighbors=5, mu_total=60.0, schedule="full", kernel="linear",
-                         qp="gradient_projection_cg", max_iter=2).state
+    state = run_cause_fs(X, Settings(n_clusters=3, lam=0.1, max_iter=2)).state
     p = state.problem
     F = EmbeddingBlock(max_iter=20000, tol=1e-15).step(state).F
     gradient = 2 * (p.alpha * F + laplacian_matmul(state.G, F)) - 2 * p.alpha * (
@@ -188,12 +188,12 @@ def test_dual_w_system_equals_the_primal(state):
 def test_dual_w_system_without_granular_graphs(blobs):
     from causefs.blocks.selection_matrix import solve_selection_matrix
     from causefs.engine import run_cause_fs
-    from causefs.preprocessing import scale_features
+    from causefs.model.settings import Settings
+    from causefs.numerics.scaling import scale_features
 
-    state = run_cause_fs(scale_features(blobs[0][:20]), n_clusters=3, alpha=1.0, beta=1e-3,
-                         lam=0.1, eps=1e-8, n_neighbors=3, mu_total=20.0,
-                         schedule="ablation_II", kernel="linear", qp="gradient_projection_cg",
-                         max_iter=1).state
+    settings = Settings(n_clusters=3, beta=1e-3, lam=0.1, n_neighbors=3,
+                        schedule="ablation_II", max_iter=1)
+    state = run_cause_fs(scale_features(blobs[0][:20]), settings).state
     D = irls_weights(state.W, 1e-8)
     assert np.allclose(solve_selection_matrix(state, D, "dual"),
                        solve_selection_matrix(state, D, "primal"), rtol=1e-7, atol=1e-12)

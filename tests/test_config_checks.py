@@ -1,5 +1,5 @@
 """The causefs command checks its whole configuration before any fit and reports a user
-error as one line naming the key (causefs.config_checks, causefs.cli)."""
+error as one line naming the key (causefs.app.config_checks, causefs.app.cli)."""
 
 import os
 import subprocess
@@ -9,13 +9,16 @@ import numpy as np
 import pytest
 from hydra import compose, initialize_config_module
 
-from causefs import cli
-from causefs.config_checks import ConfigError, check_config
-from causefs.configs import register_configs
+from causefs import CauseFS
+from causefs.app import cli
+from causefs.app.config_checks import ConfigError, check_config
+from causefs.app.configs import register_configs
 
 register_configs()  # the kernel/ and qp/ groups come from the registry, as at CLI start
 
-FAST = ["max_iter=1", "evaluation.n_runs=1", "verbose=false"]
+FAST = ["evaluation.n_runs=1"]
+#: the default method's own option (a baseline chosen by an override has none)
+SHORT = "method.max_iter=1"
 
 
 def composed(*overrides):
@@ -30,7 +33,7 @@ def _forbidden(*args, **kwargs):
 @pytest.fixture
 def no_fit(monkeypatch):
     """Fail the test if a run gets as far as fitting."""
-    monkeypatch.setattr(cli.CauseFS, "fit", _forbidden)
+    monkeypatch.setattr(CauseFS, "fit", _forbidden)
 
 
 @pytest.fixture
@@ -46,27 +49,35 @@ BEFORE_ANY_DATA = {
     "evaluation.rhos=[0]": "evaluation.rhos=[0]: must be a non-empty list",
     "evaluation.rhos=[]": "evaluation.rhos=[]",
     "evaluation.rhos=[20,abc]": "evaluation.rhos",
-    "evaluation.nmi_average=bogus": "evaluation.nmi_average='bogus': allowed values are "
-                                    "arithmetic, max",
+    "evaluation.nmi_average=bogus": "evaluation.nmi_average='bogus': must be one of "
+                                    "'arithmetic', 'max'",
     "evaluation.seed=-1": "evaluation.seed=-1",
     "evaluation.enabled=maybe": "evaluation.enabled='maybe': must be true or false",
     "evaluation.all_features=1": "evaluation.all_features=1: must be true or false",
-    "n_clusters=2.5": "n_clusters=2.5: must be an integer >= 2",
+    "n_clusters=2.5": "n_clusters=2.5: must be None or an integer >= 2",
     "n_clusters=1": "n_clusters=1",
     "n_clusters=abc": "n_clusters='abc'",
     "n_features_to_select=0": "n_features_to_select=0",
     "n_features_to_select=0.5": "n_features_to_select=0.5",
     "n_features_to_select=null": "n_features_to_select=None",
-    "preprocessing=zscore": "preprocessing='zscore': allowed values are minmax, standard, none",
+    "preprocessing=zscore": "preprocessing='zscore': must be one of 'minmax', 'standard', "
+                            "'none'",
     "random_state=-3": "random_state=-3",
     "random_state=null": "random_state=None",
-    "verbose=2": "verbose=2: must be true or false",
-    "trace=maybe": "trace='maybe': must be true or false",
-    "memory_limit=lots": "memory_limit='lots'",
-    "memory_limit=-5": "memory_limit=-5",
-    "memory_limit=0": "memory_limit=0",
-    "memory_limit=true": "memory_limit=True",
-    "memory_limit=8XB": "memory_limit='8XB'",
+    "method.verbose=2": "method.verbose=2: must be true or false",
+    "method.trace=maybe": "method.trace='maybe': must be true or false",
+    "method.memory_limit=lots": "method.memory_limit='lots'",
+    "method.memory_limit=-5": "method.memory_limit=-5",
+    "method.memory_limit=0": "method.memory_limit=0",
+    "method.memory_limit=true": "method.memory_limit=True",
+    "method.memory_limit=8XB": "method.memory_limit='8XB'",
+    "method.n_neighbors=0": "method.n_neighbors=0: must be an integer >= 1",
+    "method.alpha=-1": "method.alpha=-1: must be a real number > 0",
+    "method.sigma=2": "method.sigma=2: must be a real number >= 0 and <= 1",
+    "method.max_treatments=0": "method.max_treatments=0: must be None or 'auto' or",
+    "+method.foo=1": "method.foo: not an option of CAUSE-FS here",
+    "schedule.name=mine +schedule.params.alpha=-5":
+        "schedule.params.alpha=-5: must be a real number > 0",
     "result_file=''": "result_file=''",
     "result_file=out/": "result_file='out/'",
     "store.enabled=yes": "store.enabled='yes'",
@@ -75,25 +86,30 @@ BEFORE_ANY_DATA = {
     "dataset=file": "dataset.path is not set",
     "dataset.label_column=-1": "dataset.label_column=-1: applies to .csv files only",
     "+dataset.n_samples=100": "dataset.n_samples: only generated datasets",
-    "method=mcfs method.weight=x": "method=mcfs: weight must be one of",
-    "method=mcfs +method.foo=1": "method.foo: not an option of method=mcfs",
-    "method=ndfs method.alpha=-1": "method=ndfs: alpha must be",
-    "method=spec method.style=1": "method=spec",
-    "kernel.name=nope": "kernel: unknown kernel 'nope'",
-    "qp.name=nope": "qp: unknown qp",
-    "+kernel.foo=1": "kernel: kernel 'linear' has no option(s) ['foo']",
-    "schedule.loop=[nope]": "schedule:",
+    "method=mcfs method.weight=x": "method.weight='x': must be one of 'heat', 'binary'",
+    "method=mcfs +method.foo=1": "method.foo: unknown option; the options of 'mcfs' are",
+    "method=ndfs method.alpha=-1": "method.alpha=-1: must be a real number > 0",
+    "method=spec method.style=1": "method.style=1: must be one of -1, 0 or an integer >= 2",
+    "method=mcfs method.weight=binary method.t=1": "method=mcfs: t is the heat-kernel width",
+    "kernel.name=nope": "kernel='nope': must be one of",
+    "qp.name=nope": "qp='nope': must be one of",
+    "+kernel.foo=1": "kernel.foo: unknown option; the options of 'linear' are none",
+    "schedule.loop=[nope]": "the schedule config is named 'full'",
+    "schedule.name=mine schedule.loop=[nope]": "schedule: block='nope': must be one of",
+    "schedule.name=mine schedule.loop=[{name:embedding,bogus:1}]":
+        "schedule.embedding.bogus: unknown option; the options of 'embedding' are",
     "+evaluation.foo=1": "unknown key(s) evaluation.foo",
     "+store.foo=1": "unknown key(s) store.foo",
     "evaluation.rhos=[4,4]": "evaluation.rhos=[4, 4]: lists a number twice",
-    "kernel=rbf kernel.n_components=0": "kernel: rbf n_components must be an integer >= 1",
-    "kernel=rbf kernel.n_pairs=-1": "kernel: rbf n_pairs must be an integer >= 1",
-    "kernel=rbf kernel.exact_budget=-1": "kernel: rbf exact_budget must be a number >= 0",
+    "kernel=rbf kernel.n_components=0": "kernel.n_components=0: must be an integer >= 1",
+    "kernel=rbf kernel.n_pairs=-1": "kernel.n_pairs=-1: must be an integer >= 1",
+    "kernel=rbf kernel.exact_budget=-1": "kernel.exact_budget=-1: must be a real number >= 0",
 }
 
 
 def test_synthetic_options_are_checked_by_name(no_data, tmp_path):
-    with pytest.raises(ConfigError, match="dataset.n_points: not an option of dataset=synthetic"):
+    with pytest.raises(ConfigError, match="dataset.n_points: unknown option; the options of "
+                                          "'synthetic' are"):
         cli.run(composed("dataset=synthetic", "+dataset.n_points=3", *FAST), output_dir=tmp_path)
 
 
@@ -110,9 +126,7 @@ AGAINST_DATA = {
     "n_features_to_select=65": "n_features_to_select=65: exceeds the 64 features",
     "evaluation.rhos=[20,100]": "100 exceeds the 64 features",
     "n_clusters=5000": "n_clusters=5000: exceeds the 1797 samples",
-    "n_neighbors=0": "n_neighbors",
-    "alpha=-1": "alpha",
-    "sigma=2": "sigma",
+    "method.n_neighbors=1796": "method.n_neighbors=1796: needs at least n_neighbors + 2",
 }
 
 
@@ -122,7 +136,8 @@ AGAINST_DATA = {
 def test_bad_keys_fail_early_in_one_line(request, tmp_path, override, message, guard):
     request.getfixturevalue(guard)  # before loading the data, or at least before the fit
     with pytest.raises(ConfigError) as error:
-        cli.run(composed(*FAST, *override.split()), output_dir=tmp_path)
+        short = [] if "method=" in override else [SHORT]
+        cli.run(composed(*FAST, *short, *override.split()), output_dir=tmp_path)
     assert message in str(error.value)
     assert "\n" not in str(error.value)
 
@@ -132,7 +147,9 @@ def test_bad_keys_fail_early_in_one_line(request, tmp_path, override, message, g
     (["method.n_neighbors=2000"], "method.n_neighbors=2000: needs more than 2000 samples"),
 ])
 def test_baselines_get_the_same_checks(monkeypatch, tmp_path, overrides, message):
-    monkeypatch.setattr(cli, "make_selector", None)  # never reached
+    from causefs.selectors import MCFS
+
+    monkeypatch.setattr(MCFS, "score", _forbidden)  # never reached
     with pytest.raises(ConfigError, match=message):
         cli.run(composed(*FAST, "method=mcfs", *overrides), output_dir=tmp_path)
 
@@ -154,7 +171,7 @@ def test_the_default_config_passes():
 
 
 def run_cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "causefs.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "causefs.app.cli", *args], capture_output=True,
                           text=True, env={**os.environ, **(env or {})}, timeout=600)
 
 

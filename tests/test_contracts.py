@@ -3,14 +3,18 @@
 import numpy as np
 import pytest
 
-from causefs import CauseFS, ScheduleError
+from causefs import CauseFS
 from causefs.blocks import Block
-from causefs.contracts import BlockContractError
-from causefs.engine import build_blocks, resolve_schedule
-from causefs.objective import CauseFSObjective, ObjectiveValue
-from causefs.preprocessing import scale_features, treatment_coding
-from causefs.scheduler import run_schedule
-from causefs.state import Problem, State
+from causefs.core.contracts import BlockContractError
+from causefs.engine import balance_of, build_blocks, resolve_schedule
+from causefs.kernels import LinearKernel
+from causefs.model.settings import DEFAULTS
+from causefs.model.objective import CauseFSObjective, ObjectiveValue
+from causefs.model.treatment_coding import treatment_coding
+from causefs.numerics.scaling import scale_features
+from causefs.core.scheduler import run_schedule
+from causefs.core.state import State
+from causefs.model.problem import Problem
 
 INIT = resolve_schedule("full").init
 
@@ -36,7 +40,7 @@ def test_options_reach_only_blocks_that_declare_them(monkeypatch):
     class Declares(OwnSigma):
         requires = ("sigma",)
 
-    settings = {"sigma": 0.2, "max_granularity": 3}
+    settings = DEFAULTS.replace(sigma=0.2, max_granularity=3)
     assert build_blocks(["own_sigma"], settings, {})[0].sigma == 0.5
     assert build_blocks(["declares"], settings, {})[0].sigma == 0.2
     assert build_blocks([{"name": "declares", "sigma": 0.9}], settings, {})[0].sigma == 0.9
@@ -47,21 +51,18 @@ def test_a_requirement_must_be_a_constructor_argument_the_engine_provides(monkey
         class NoArgument(OwnSigma):
             requires = ("qp",)
 
-    class WantsGPU(Block):
-        name = "wants_gpu"
-        kind = "structural"
-        requires = ("gpu",)
+    with pytest.raises(TypeError, match=r"WantsGPU.requires names \['gpu'\], which the "
+                                        "engine does not provide"):
+        class WantsGPU(Block):
+            name = "wants_gpu"
+            kind = "structural"
+            requires = ("gpu",)
 
-        def __init__(self, gpu=None):
-            self.gpu = gpu
+            def __init__(self, gpu=None):
+                self.gpu = gpu
 
-        def step(self, state):
-            return state
-
-    monkeypatch.setattr("causefs.engine.get_block", lambda name: WantsGPU)
-    with pytest.raises(ScheduleError, match=r"block 'wants_gpu' requires \['gpu'\], which the "
-                                            "engine does not provide"):
-        build_blocks(["wants_gpu"], {}, {})
+            def step(self, state):
+                return state
 
 
 def test_builtin_blocks_get_the_estimator_settings(blobs):
@@ -75,12 +76,12 @@ def test_builtin_blocks_get_the_estimator_settings(blobs):
 def problem_of(X, beta=1e-3):
     X = scale_features(X)
     return Problem(X=X, coding=treatment_coding(X), n_clusters=3, beta=beta, lam=0.1,
-                   n_neighbors=5, mu_total=float(X.shape[0]))
+                   n_neighbors=5, sample_weights="mean_one", balance=balance_of(LinearKernel()))
 
 
 def initialized(blobs, beta=0.0):
     state = State(problem_of(blobs[0], beta))
-    for block in build_blocks(INIT, {}, {}):
+    for block in build_blocks(INIT, DEFAULTS, {}):
         state = block.step(state)
     return state
 

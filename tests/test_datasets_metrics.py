@@ -7,7 +7,7 @@ import pytest
 import scipy.io
 
 from causefs.datasets import BENCHMARKS, DatasetError, load_benchmark, load_dataset, load_file
-from causefs.metrics import clustering_accuracy, kmeans_scores, nmi
+from causefs.app.metrics import clustering_accuracy, kmeans_scores, nmi
 
 
 @pytest.fixture
@@ -241,17 +241,18 @@ def test_missing_data_message_suits_the_api_and_the_cli(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("options, match", [
-    ({"n_samples": 1}, "n_samples must be an integer >= 2"),
-    ({"n_features": 2.5}, "n_features must be an integer >= 1"),
-    ({"n_causal": 60, "n_spurious": 50}, "exceeds n_features"),
-    ({"confounding": 1.5}, r"confounding must lie in \[0, 1\]"),
-    ({"separation": float("nan")}, "separation must be a finite number"),
-    ({"seed": -1}, "seed must be an integer >= 0"),
+    ({"n_samples": 1}, "n_samples=1: must be an integer >= 2"),
+    ({"n_features": 2.5}, "n_features=2.5: must be an integer >= 1"),
+    ({"n_causal": 60, "n_spurious": 50}, "exceeds n_features=100"),
+    ({"confounding": 1.5}, "confounding=1.5: must be a real number >= 0 and <= 1"),
+    ({"separation": float("nan")}, "separation=nan: must be a real number"),
+    ({"seed": -1}, "seed=-1: must be an integer >= 0"),
 ])
 def test_synthetic_options_are_checked(options, match):
+    from causefs import InvalidParameterError
     from causefs.datasets import make_causal
 
-    with pytest.raises(DatasetError, match=match):
+    with pytest.raises(InvalidParameterError, match=match):
         make_causal(**options)
 
 

@@ -4,10 +4,12 @@ import numpy as np
 import pytest
 
 from causefs import CauseFS
-from causefs.diagnostics import effective_sample_size, treatment_imbalance, weight_diagnostics
+from causefs.model.diagnostics import effective_sample_size, treatment_imbalance, weight_diagnostics
+from causefs.engine import balance_of
 from causefs.kernels import LinearKernel
-from causefs.preprocessing import treatment_coding
-from causefs.state import Problem, State
+from causefs.model.treatment_coding import treatment_coding
+from causefs.core.state import State
+from causefs.model.problem import Problem
 
 
 def test_effective_sample_size():
@@ -37,8 +39,8 @@ def test_imbalance_is_the_weighted_mean_difference_of_the_confounders():
 def test_diagnostics_of_a_state_match_the_linear_mmd():
     rng = np.random.default_rng(1)
     X = rng.random((25, 5))
-    problem = Problem(X=X, coding=treatment_coding(X), n_clusters=2, mu_total=25.0,
-                      kernel=LinearKernel())
+    problem = Problem(X=X, coding=treatment_coding(X), n_clusters=2,
+                      sample_weights="mean_one", balance=balance_of(LinearKernel()))
     K = rng.random((5, 5)) < 0.5
     np.fill_diagonal(K, False)
     mu = np.r_[np.zeros(5), rng.random(20)]
@@ -46,7 +48,7 @@ def test_diagnostics_of_a_state_match_the_linear_mmd():
     diag = weight_diagnostics(State(problem, mu=mu, K=K))
     assert diag.zero_weight_share == pytest.approx(5 / 25)
     assert diag.effective_sample_fraction == pytest.approx(mu.sum() ** 2 / (mu @ mu) / 25)
-    # linear kernel: sum_r MMD_r = sum_r ||imbalance_r||^2 (paper eq. u.2 read through SPEC)
+    # linear kernel: sum_r MMD_r = sum_r ||imbalance_r||^2 (paper eq. u.2, group coding)
     assert diag.balance_fitted == pytest.approx(np.sum(diag.imbalance_fitted ** 2))
     assert diag.balance_uniform == pytest.approx(np.sum(diag.imbalance_uniform ** 2))
     assert diag.max_weight_ratio == pytest.approx(mu.max())

@@ -96,24 +96,35 @@ def test_bad_data_is_rejected(X, match):
         CauseFS(**FAST).fit(X)
 
 
+def _listed(names):
+    return ", ".join(map(repr, names))
+
+
 @pytest.mark.parametrize("params, match", [
-    (dict(n_clusters=1), "n_clusters must be >= 2"),
-    (dict(n_clusters=100), "n_clusters=100 exceeds n_samples=60"),
-    (dict(n_neighbors=59), "n_neighbors=59 needs at least"),
-    (dict(n_features_to_select=13), r"n_features_to_select=13 must lie in \[1, n_features=12\]"),
-    (dict(n_features_to_select=1.5), "fraction"),
-    (dict(alpha=0.0), "alpha must be > 0"),
-    (dict(beta=-1.0), "beta must be >= 0"),
-    (dict(sigma=2.0), "sigma must be <= 1"),
+    (dict(n_clusters=1), "n_clusters=1: must be an integer >= 2"),
+    (dict(n_clusters=100), "n_clusters=100: exceeds the 60 samples"),
+    (dict(n_neighbors=59), "n_neighbors=59: needs at least"),
+    (dict(n_features_to_select=13), "n_features_to_select=13: exceeds the 12 features"),
+    (dict(n_features_to_select=1.5), r"n_features_to_select=1.5: must be None or an integer "
+                                     r">= 1 or a real number > 0 and <= 1"),
+    (dict(alpha=0.0), "alpha=0.0: must be a real number > 0"),
+    (dict(beta=-1.0), "beta=-1.0: must be a real number >= 0"),
+    (dict(sigma=2.0), "sigma=2.0: must be a real number >= 0 and <= 1"),
+    (dict(verbose="x"), "verbose='x': must be true or false"),
+    (dict(trace="no"), "trace='no': must be true or false"),
+    (dict(random_state=-1), "random_state=-1: must be None or an integer >= 0"),
     # the names of every installed plugin are listed, not only the built-ins
-    (dict(kernel="cosine"), f"unknown kernel 'cosine'; available: {', '.join(available('kernel'))}"),
-    (dict(qp="newton"), f"unknown qp 'newton'; available: {', '.join(available('qp'))}"),
-    (dict(schedule="fast"),
-     f"unknown schedule 'fast'; available: {', '.join(available('schedule'))}"),
-    (dict(schedule={"name": "x", "loop": ["no_such_block"]}), "unknown block 'no_such_block'"),
-    (dict(sample_weights="uniform"), "unknown sample_weights 'uniform'; allowed: simplex, mean_one"),
-    (dict(balance_form="dense"), "unknown balance_form 'dense'; allowed: auto, products, gram"),
-    (dict(kernel={"name": "rbf", "approximation": "nystroem"}), "unknown rbf approximation"),
+    (dict(kernel="cosine"), f"kernel='cosine': must be one of {_listed(available('kernel'))}"),
+    (dict(qp="newton"), f"qp='newton': must be one of {_listed(available('qp'))}"),
+    (dict(schedule="fast"), f"schedule='fast': must be one of {_listed(available('schedule'))}"),
+    (dict(schedule={"name": "x", "loop": ["no_such_block"]}),
+     "schedule: block='no_such_block': must be one of"),
+    (dict(sample_weights="uniform"), "sample_weights='uniform': must be one of 'mean_one', "
+                                     "'simplex'"),
+    (dict(balance_form="dense"), "balance_form='dense': must be one of 'auto', 'products', "
+                                 "'gram'"),
+    (dict(kernel={"name": "rbf", "approximation": "nystroem"}),
+     "kernel.approximation='nystroem': must be one of 'auto', 'exact', 'rff'"),
 ])
 def test_bad_parameters_are_named(blobs, params, match):
     X, _ = blobs

@@ -13,18 +13,18 @@ from scipy.cluster.hierarchy import fcluster, linkage
 from sklearn.metrics import calinski_harabasz_score
 
 from causefs import CauseFS
-from causefs import cost as cost_module
 from causefs.blocks import ConfoundersBlock, GranularGraphsBlock, SampleWeightsBlock
 from causefs.blocks.embedding import polar_factor
 from causefs.blocks.sample_weights import sample_weight_qp
-from causefs.clustering import calinski_harabasz, ward_tree_1d
-from causefs.engine import resolve_qp
+from causefs.numerics.feature_clustering import calinski_harabasz, ward_tree_1d
+from causefs.engine import estimate, resolve_qp, run_cause_fs
+from causefs.model.settings import Settings
 from causefs.estimator import LongFitWarning
-from causefs.graphs import _numpy_neighbors, adaptive_graph, refine_neighbors
-from causefs.preprocessing import scale_features
+from causefs.numerics.adaptive_graphs import adaptive_graph
+from causefs.numerics.neighbors import exact_neighbors, refine_neighbors
+from causefs.numerics.scaling import scale_features
 from causefs.testing import check_step
-from causefs.treatments import TREATMENT_BUDGET, bounded_treatments, treatment_cap
-from causefs.engine import run_cause_fs
+from causefs.model.treatments import TREATMENT_BUDGET, bounded_treatments, treatment_cap
 
 
 def svd_polar(M):
@@ -93,12 +93,14 @@ def test_bounded_confounders_are_the_full_rule_on_the_top_treatments():
 
 
 def _state(X, **problem):
+    from causefs.core.state import State
+    from causefs.engine import balance_of
     from causefs.kernels import LinearKernel
-    from causefs.preprocessing import treatment_coding
-    from causefs.state import Problem, State
+    from causefs.model.problem import Problem
+    from causefs.model.treatment_coding import treatment_coding
 
     params = dict(n_clusters=3, alpha=1.0, beta=1e-2, lam=0.1, n_neighbors=5,
-                  mu_total=float(X.shape[0]), kernel=LinearKernel())
+                  sample_weights="mean_one", balance=balance_of(LinearKernel()))
     params.update(problem)
     return State(Problem(X=X, coding=treatment_coding(X), **params))
 
@@ -107,12 +109,12 @@ def test_refine_neighbours_recovers_the_exact_knn():
     rng = np.random.default_rng(0)
     centers = 4 * rng.standard_normal((8, 6))
     Y = centers[rng.integers(0, 8, 2000)] + rng.standard_normal((2000, 6))
-    exact = _numpy_neighbors(Y, 6)
+    exact = exact_neighbors(Y, 6)
     # seeded with the answer it keeps it; seeded with a moved embedding's kNN it finds most
     assert all(set(a) == set(b) for a, b in zip(refine_neighbors(Y, exact, 6), exact))
     moved = Y + 0.2 * rng.standard_normal(Y.shape)
     found = refine_neighbors(moved, exact, 6)
-    truth = _numpy_neighbors(moved, 6)
+    truth = exact_neighbors(moved, 6)
     recall = np.mean([len(set(a) & set(b)) / 6 for a, b in zip(found, truth)])
     assert recall > 0.9
 
@@ -120,22 +122,18 @@ def test_refine_neighbours_recovers_the_exact_knn():
 def test_approximate_granular_graphs_still_descend(blobs):
     """The S block with the warm-started search: J (gamma substituted) never rises."""
     X = scale_features(blobs[0])
-    result = run_cause_fs(X, n_clusters=3, alpha=1.0, beta=1e-3, lam=0.1, eps=1e-8,
-                          n_neighbors=5, mu_total=float(X.shape[0]), schedule="full",
-                          kernel="linear", qp="gradient_projection_cg", max_iter=2,
-                          neighbor_algorithm="approximate")
+    result = run_cause_fs(X, Settings(n_clusters=3, beta=1e-3, lam=0.1, max_iter=2,
+                                      neighbor_algorithm="approximate"))
     state = result.state
     for _ in range(3):
-        state = check_step(GranularGraphsBlock(), state)
+        state = check_step(GranularGraphsBlock(neighbor_algorithm="approximate"), state)
 
 
 def test_budgeted_float32_solve_reaches_the_exact_optimum(blobs):
     """With enough products the float32 solve with the float64 gradient shift finds the
     float64 optimum; with a small budget it never does worse than the warm start."""
     X = scale_features(blobs[0])
-    state = run_cause_fs(X, n_clusters=3, alpha=1.0, beta=1e-1, lam=0.1, eps=1e-8,
-                         n_neighbors=5, mu_total=float(X.shape[0]), schedule="full",
-                         kernel="linear", qp="gradient_projection_cg", max_iter=1).state
+    state = run_cause_fs(X, Settings(n_clusters=3, beta=1e-1, lam=0.1, max_iter=1)).state
     qp = sample_weight_qp(state)
     exact = resolve_qp({"name": "gradient_projection_cg", "rtol": 1e-14,
                         "max_iter": 100_000}).solve(qp, state.mu).value
@@ -148,11 +146,12 @@ def test_budgeted_float32_solve_reaches_the_exact_optimum(blobs):
 
 
 def test_a_long_fit_says_so_before_it_starts(monkeypatch, blobs):
-    monkeypatch.setattr(cost_module, "LONG_FIT_SECONDS", 0.0)
+    monkeypatch.setattr("causefs.estimator.LONG_FIT_SECONDS", 0.0)
     with pytest.warns(LongFitWarning, match="estimated to take about"):
         CauseFS(n_clusters=3, max_iter=1, random_state=0).fit(blobs[0])
-    assert cost_module.estimate_fit_seconds(300_000, 50, n_clusters=10) > \
-        cost_module.estimate_fit_seconds(30_000, 50, n_clusters=10) > 0
+
+    settings = Settings(n_clusters=10)
+    assert estimate(300_000, 50, settings).seconds > estimate(30_000, 50, settings).seconds > 0
 
 
 def test_progress_is_logged_at_info(caplog, blobs):
@@ -166,7 +165,7 @@ def test_progress_is_logged_at_info(caplog, blobs):
 def test_the_fit_runs_with_one_blas_thread_and_restores_the_callers():
     from threadpoolctl import threadpool_info
 
-    from causefs.threads import fit_threads
+    from causefs.numerics.threads import fit_threads
 
     before = {info["filepath"]: info["num_threads"] for info in threadpool_info()}
     with fit_threads():
@@ -180,9 +179,7 @@ def test_granularity_rebuilds_only_the_graphs_of_changed_groups(blobs):
     from causefs.blocks import GranularityBlock
 
     X = scale_features(blobs[0])
-    state = run_cause_fs(X, n_clusters=3, alpha=1.0, beta=1e-3, lam=0.1, eps=1e-8,
-                         n_neighbors=5, mu_total=float(X.shape[0]), schedule="full",
-                         kernel="linear", qp="gradient_projection_cg", max_iter=1).state
+    state = run_cause_fs(X, Settings(n_clusters=3, beta=1e-3, lam=0.1, max_iter=1)).state
     block = GranularityBlock(max_granularity=3)
     once = block.step(state)
     again = block.step(once)  # same W: the same groups, every graph kept
@@ -199,7 +196,7 @@ def test_granularity_rebuilds_only_the_graphs_of_changed_groups(blobs):
 def test_local_search_completes_rows_that_only_see_a_clique():
     """Seeds that form closed groups smaller than k + 1 (every point lists only the others
     of its group) leave rows short: those rows get their exact neighbours."""
-    from causefs.graphs import _complete
+    from causefs.numerics.neighbors import _complete
 
     rng = np.random.default_rng(3)
     Y = rng.standard_normal((60, 4))
@@ -208,7 +205,7 @@ def test_local_search_completes_rows_that_only_see_a_clique():
                       for i in range(60)])
     found = _complete(Y, refine_neighbors(Y, seeds, 6))
     assert (found >= 0).all()
-    exact = _numpy_neighbors(Y, 6)
+    exact = exact_neighbors(Y, 6)
     assert all(set(a) == set(b) for a, b in zip(found, exact))
     # the graph builds where the uncompleted search would have too few candidates
     prior_only = adaptive_graph(Y, 5, algorithm="approximate",

@@ -9,7 +9,7 @@ from causefs import CauseFS
 from causefs.datasets import make_causal
 from causefs.kernels import GramBalance, LinearKernel, RBFKernel, with_balance_form
 from causefs.plugins import available, make_kernel, make_qp_backend
-from causefs.preprocessing import treatment_coding
+from causefs.model.treatment_coding import treatment_coding
 from causefs.qp import project_simplex
 from causefs.testing import check_kernel, check_qp_backend, states
 
@@ -107,7 +107,7 @@ def test_auto_balance_form_weighs_costs_and_memory():
     assert with_balance_form(op, "auto", 400) is op
     cheap = LinearKernel().balance_operator(X, coding, full)
     assert with_balance_form(cheap, "auto", 20_000) is cheap  # 3.2 GB: over the cap
-    with pytest.raises(ValueError, match="balance_form.*allowed: auto, products, gram"):
+    with pytest.raises(ValueError, match="balance_form='dense': must be one of 'auto', 'products', 'gram'"):
         with_balance_form(cheap, "dense", 50)
 
 

@@ -7,7 +7,10 @@ import pytest
 
 from causefs import CauseFS
 from causefs.datasets import make_causal
-from causefs.memory import MemoryLimitError, estimate_fit_memory, parse_bytes
+from causefs.budget import MemoryLimitError
+from causefs.core.validation import parse_bytes
+from causefs.engine import estimate
+from causefs.model.settings import Settings
 
 
 def test_default_fit_allocates_nothing_n_by_n():
@@ -39,7 +42,7 @@ def test_the_guard_names_a_setting_that_fits(options, phase):
 
 def test_the_guard_can_be_switched_off(monkeypatch):
     """A fit that every limit (auto included) refuses runs with memory_limit=None."""
-    monkeypatch.setattr("causefs.memory.available_memory", lambda: 1024)
+    monkeypatch.setattr("causefs.budget.memory.available_memory", lambda: 1024)
     X = np.random.default_rng(0).random((40, 5))
     for limit in ("auto", "1KB"):
         with pytest.raises(MemoryLimitError):
@@ -49,10 +52,9 @@ def test_the_guard_can_be_switched_off(monkeypatch):
 
 
 def test_estimates_grow_with_the_dense_paths():
-    fast = estimate_fit_memory(5000, 100, n_clusters=5, n_neighbors=5, max_granularity=10,
-                               qp="gradient_projection_cg")
-    dense = estimate_fit_memory(5000, 100, n_clusters=5, n_neighbors=5, max_granularity=10,
-                                qp="cvxpy", neighbor_algorithm="all")
+    fast = estimate(5000, 100, Settings(n_clusters=5)).memory
+    dense = estimate(5000, 100, Settings(n_clusters=5, qp="cvxpy",
+                                         neighbor_algorithm="all")).memory
     assert dense.peak > 20 * 5000**2 * 8 > fast.peak
 
 

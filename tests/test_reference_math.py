@@ -1,4 +1,5 @@
-"""Every objective term and closed form against a dense reference written from SPEC.md.
+"""Every objective term and closed form against a dense reference written from the paper
+as docs/MODEL.md restates it.
 
 The references below are deliberately naive (dense matrices, explicit loops over columns
 and treatments) and use nothing from causefs but the state's fields, so a wrong formula in
@@ -22,13 +23,13 @@ from causefs.blocks import (
     SampleWeightsBlock,
     SelectionMatrixBlock,
 )
-from causefs.objective import objective
-from causefs.preprocessing import treatment_coding
+from causefs.model.objective import objective
+from causefs.model.treatment_coding import treatment_coding
 from causefs.qp.projected_gradient import ProjectedGradientBackend
 from causefs.testing import states
 from causefs.testing.strategies import random_data
 
-# ---------------------------------------------------------------- references (SPEC) ----
+# ----------------------------------------------------- references (docs/MODEL.md) ----
 
 
 def dense(A):
@@ -36,13 +37,13 @@ def dense(A):
 
 
 def laplacian(A):
-    """SPEC: ``L_A = D_A - (A + A')/2``, ``D_A`` the row sums of ``(A + A')/2``."""
+    """docs/MODEL.md: ``L_A = D_A - (A + A')/2``, ``D_A`` the row sums of ``(A + A')/2``."""
     sym = 0.5 * (dense(A) + dense(A).T)
     return np.diag(sym.sum(axis=1)) - sym
 
 
 def reference_treatment(X, rule="median", normalization="group"):
-    """SPEC: binarize at the median (or mean); an empty group falls back to the mean; a
+    """docs/MODEL.md: binarize at the median (or mean); an empty group falls back to the mean; a
     feature that still cannot be split is no treatment (zero coding)."""
     n, d = X.shape
     coding = np.zeros((n, d))
@@ -61,7 +62,7 @@ def reference_treatment(X, rule="median", normalization="group"):
 
 
 def reference_terms(state):
-    """Paper eq. 3.5 as written in SPEC, one term at a time, dense."""
+    """Paper eq. 3.5 as docs/MODEL.md writes it, one term at a time, dense."""
     p = state.problem
     X, W, F, mu = p.X, state.W, state.F, state.mu
     Xt = np.diag(mu) @ X
@@ -112,7 +113,7 @@ def half_squared_distances(Y):
 
 
 def reference_granular_graphs(state, groups, nu):
-    """SPEC, S block: ``tau_ij = 1/2 ||mu_i x_i R_m W - mu_j x_j R_m W||^2 - nu_m G_ij``."""
+    """Paper eq. S.5: ``tau_ij = 1/2 ||mu_i x_i R_m W - mu_j x_j R_m W||^2 - nu_m G_ij``."""
     graphs = []
     for m in range(len(nu)):
         Y = np.array([state.mu[i] * (state.X[i] * (groups == m)) @ state.W
@@ -123,7 +124,7 @@ def reference_granular_graphs(state, groups, nu):
 
 
 def reference_fused_graph(state):
-    """SPEC, G block: ``delta_ij = 1/2 ||F_i - F_j||^2 - sum_m nu_m S[m]_ij``."""
+    """Paper eq. G.3: ``delta_ij = 1/2 ||F_i - F_j||^2 - sum_m nu_m S[m]_ij``."""
     delta = half_squared_distances(state.F)
     for m, S in enumerate(state.S or ()):
         delta -= state.nu[m] * dense(S)
@@ -131,19 +132,19 @@ def reference_fused_graph(state):
 
 
 def reference_D(W, eps):
-    """SPEC: ``D_f = 1 / (2 sqrt(||W_f||^2 + eps))``."""
+    """docs/MODEL.md: ``D_f = 1 / (2 sqrt(||W_f||^2 + eps))``."""
     return np.array([1.0 / (2.0 * np.sqrt(W[f] @ W[f] + eps)) for f in range(W.shape[0])])
 
 
 def reference_nu(W, groups):
-    """SPEC: ``nu_m = sum_{f in Delta_m} ||W_f||^2 / sum_f ||W_f||^2``."""
+    """docs/MODEL.md: ``nu_m = sum_{f in Delta_m} ||W_f||^2 / sum_f ||W_f||^2``."""
     contribution = np.array([W[f] @ W[f] for f in range(W.shape[0])])
     return np.array([contribution[groups == m].sum() for m in range(groups.max() + 1)]) \
         / contribution.sum()
 
 
 def reference_confounders(state, sigma, tol, correlation):
-    """SPEC: K[:, r] = all features minus r, minus the irrelevant U, minus the adjustment
+    """docs/MODEL.md: K[:, r] = all features minus r, minus the irrelevant U, minus the adjustment
     features (normalized correlation with r below sigma); only treatments have any."""
     X, W = state.X, state.W
     d = W.shape[0]
@@ -223,7 +224,7 @@ def test_granularity_sets_nu_and_rebuilds_s_for_the_new_groups(state):
     rebuilt = reference_granular_graphs(state, new.groups, new.nu)
     assert len(new.S) == len(rebuilt)
     for m, reference in enumerate(rebuilt):
-        # SPEC: regrouping invalidates the graphs of the groups whose features changed; a
+        # docs/MODEL.md: regrouping invalidates the graphs of the groups whose features changed; a
         # group that kept its features keeps its graph
         unchanged = (state.groups is not None and m < len(state.S)
                      and np.array_equal(new.groups == m, state.groups == m))

@@ -5,13 +5,17 @@ import pytest
 
 from causefs import CauseFS, Schedule, ScheduleError
 from causefs.blocks import Block
-from causefs.engine import build_blocks, resolve_qp, resolve_schedule, run_cause_fs
+from causefs.engine import balance_of, build_blocks, resolve_qp, resolve_schedule, run_cause_fs
 from causefs.kernels import LinearKernel
 from causefs.plugins import available
-from causefs.preprocessing import scale_features, treatment_coding
-from causefs.objective import CauseFSObjective
-from causefs.scheduler import run_schedule, validate_blocks
-from causefs.state import Problem, State
+from causefs.model.treatment_coding import treatment_coding
+from causefs.numerics.scaling import scale_features
+from causefs.model.objective import CauseFSObjective
+from causefs.core.schedule import validate_blocks
+from causefs.core.scheduler import run_schedule
+from causefs.core.state import State
+from causefs.model.problem import Problem
+from causefs.model.settings import DEFAULTS, Settings
 from causefs.testing import check_step
 
 FULL = resolve_schedule("full")
@@ -20,10 +24,10 @@ STRUCTURAL = {"granularity", "confounders"}
 
 def fit(X, schedule, max_iter=8, **options):
     params = dict(n_clusters=3, alpha=1.0, beta=1e-3, lam=0.1, eps=1e-8, n_neighbors=5,
-                  mu_total=float(X.shape[0]), kernel="linear", qp="gradient_projection_cg")
+                  sample_weights="mean_one", kernel="linear", qp="gradient_projection_cg")
     params.update(options)
-    return run_cause_fs(scale_features(X), schedule=schedule, max_iter=max_iter, tol=0.0,
-                        check="strict", **params)
+    settings = Settings(schedule=schedule, max_iter=max_iter, tol=0.0, check="strict", **params)
+    return run_cause_fs(scale_features(X), settings)
 
 
 def without_structural(update="closed_form"):
@@ -36,14 +40,14 @@ def without_structural(update="closed_form"):
 def test_builtin_schedules_validate():
     for name in available("schedule"):
         schedule = resolve_schedule(name)
-        blocks = [build_blocks(phase, {}, {"qp": "unused"}) for phase in (schedule.init,
+        blocks = [build_blocks(phase, DEFAULTS, {"qp": "unused"}) for phase in (schedule.init,
                                                                              schedule.loop)]
         validate_blocks(*blocks)
 
 
 def test_validation_names_every_problem():
-    init = build_blocks(["uniform_weights"], {}, {})
-    loop = build_blocks(["embedding", "granular_graphs"], {}, {})
+    init = build_blocks(["uniform_weights"], DEFAULTS, {})
+    loop = build_blocks(["embedding", "granular_graphs"], DEFAULTS, {})
     with pytest.raises(ScheduleError) as error:
         validate_blocks(init, loop, needs=("W", "F", "mu"))
     message = str(error.value)
@@ -76,10 +80,8 @@ def test_without_trace_the_objective_is_evaluated_once_per_iteration(blobs):
 def test_callback_sees_every_record(blobs):
     seen = []
     CauseFS(n_clusters=3, max_iter=2, random_state=0).fit(blobs[0])  # warm import paths
-    result = run_cause_fs(scale_features(blobs[0]), n_clusters=3, alpha=1.0, beta=1e-3,
-                          lam=0.1, eps=1e-8, n_neighbors=5, mu_total=60.0, schedule="full",
-                          kernel="linear", qp="gradient_projection_cg", max_iter=2,
-                          callback=seen.append)
+    settings = Settings(n_clusters=3, beta=1e-3, lam=0.1, max_iter=2)
+    result = run_cause_fs(scale_features(blobs[0]), settings, callback=seen.append)
     assert seen == result.trace
 
 
@@ -94,16 +96,17 @@ def test_monotone_variant_is_monotone_block_by_block(blobs):
 
 def test_paper_schedule_descends_block_by_block_with_substitution(blobs):
     """The paper's schedule (structural blocks off): every step along a real run is a
-    descent step in SPEC's sense (re-estimated gamma, xi substituted into both sides)."""
+    descent step (re-estimated gamma, xi substituted into both sides)."""
     X = scale_features(blobs[0])
     schedule = without_structural()
     problem = Problem(X=X, coding=treatment_coding(X), n_clusters=3, alpha=1.0, beta=1e-3,
-                      lam=0.1, eps=1e-8, n_neighbors=5, mu_total=60.0, kernel=LinearKernel())
+                      lam=0.1, eps=1e-8, n_neighbors=5, sample_weights="mean_one",
+                      balance=balance_of(LinearKernel()))
     resources = {"qp": resolve_qp("gradient_projection_cg")}
     state = State(problem)
-    for block in build_blocks(schedule.init, {}, resources):
+    for block in build_blocks(schedule.init, DEFAULTS, resources):
         state = block.step(state)
-    loop = build_blocks(schedule.loop, {}, resources)
+    loop = build_blocks(schedule.loop, DEFAULTS, resources)
     for _ in range(6):
         for block in loop:
             state = check_step(block, state)
@@ -154,9 +157,8 @@ def test_a_block_that_produces_nan_is_named(blobs):
             return state.replace(W=np.full_like(state.W, np.nan))
 
     X = scale_features(blobs[0])
-    problem = Problem(X=X, coding=np.zeros_like(X), n_clusters=3, beta=0.0, n_neighbors=5,
-                      kernel=None)
-    init = build_blocks(FULL.init, {}, {})
+    problem = Problem(X=X, coding=np.zeros_like(X), n_clusters=3, beta=0.0, n_neighbors=5)
+    init = build_blocks(FULL.init, DEFAULTS, {})
     with pytest.raises(FloatingPointError, match="after block 'poison'"):
         run_schedule(State(problem), init, [Poison()], objective=CauseFSObjective(),
                      max_iter=1)
@@ -169,7 +171,7 @@ def test_schedule_params_override_hyperparameters(blobs):
 
 def test_cached_objective_equals_a_fresh_evaluation(blobs):
     """The scheduler reuses terms whose inputs are unchanged; the values must not differ."""
-    from causefs.objective import objective
+    from causefs.model.objective import objective
 
     result = fit(blobs[0], "full", max_iter=3)
     fresh = objective(result.state)

@@ -1,17 +1,15 @@
 """Baseline selectors: the Selector contract, the shared kNN graph, and each method
 against a small case worked out by hand or a property of its paper."""
 
-from importlib import resources
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.csgraph
-import yaml
 from threadpoolctl import threadpool_limits
 
 from causefs.selectors import available_selectors, make_selector
-from causefs.preprocessing import scale_features
+from causefs.numerics.scaling import scale_features
 from causefs.selectors import MCFS, NDFS, SPEC, UDFS, LaplacianScore
 from causefs.selectors import affinity, laplacian_score, mcfs, ndfs, spec, udfs
 from causefs.selectors.affinity import SpectralGraph, knn_affinity
@@ -70,28 +68,29 @@ def test_selector_contract(name, messy):
 
 @pytest.mark.parametrize("name", BASELINES)
 def test_method_config_lists_every_option_with_its_default(name):
-    text = resources.files("causefs.conf").joinpath("method", f"{name}.yaml").read_text()
-    assert text.startswith("# ")
-    options = yaml.safe_load(text)
+    from causefs.app.configs import config_nodes
+
+    options = dict(config_nodes()["method"][name])
     assert options.pop("name") == name
-    assert options == make_selector(name).get_params()
-    assert make_selector(name, **options).get_params() == options
+    assert options == make_selector(name).options()
+    assert make_selector(name, **options).options() == options
 
 
 @pytest.mark.parametrize("cls, options, match", [
-    (LaplacianScore, dict(weight="gauss"), "weight must be one of 'heat', 'binary', 'cosine'"),
-    (LaplacianScore, dict(n_neighbors=0), "n_neighbors must be an integer > 0"),
-    (LaplacianScore, dict(n_neighbors=2.5), "n_neighbors must be an integer"),
-    (LaplacianScore, dict(t=-1.0), "t must be a finite number > 0"),
+    (LaplacianScore, dict(weight="gauss"), "weight='gauss': must be one of 'heat', 'binary', "
+                                           "'cosine'"),
+    (LaplacianScore, dict(n_neighbors=0), "n_neighbors=0: must be an integer >= 1"),
+    (LaplacianScore, dict(n_neighbors=2.5), "n_neighbors=2.5: must be an integer"),
+    (LaplacianScore, dict(t=-1.0), "t=-1.0: must be a real number > 0"),
     (MCFS, dict(weight="binary", t=1.0), "needs weight='heat'"),
-    (SPEC, dict(style=1), "style must be -1"),
-    (SPEC, dict(style=-2), "style must be -1"),
-    (SPEC, dict(style="0"), "style must be -1"),
-    (UDFS, dict(gamma=0.0), "gamma must be a finite number > 0"),
-    (UDFS, dict(lam=float("inf")), "lam must be"),
-    (UDFS, dict(max_iter=True), "max_iter must be an integer"),
-    (NDFS, dict(beta=-1.0), "beta must be"),
-    (NDFS, dict(tol=-1e-3), "tol must be a finite number >= 0"),
+    (SPEC, dict(style=1), "style=1: must be one of -1, 0 or an integer >= 2"),
+    (SPEC, dict(style=-2), "style=-2: must be"),
+    (SPEC, dict(style="0"), "style='0': must be"),
+    (UDFS, dict(gamma=0.0), "gamma=0.0: must be a real number > 0"),
+    (UDFS, dict(lam=float("inf")), "lam=inf: must be"),
+    (UDFS, dict(max_iter=True), "max_iter=True: must be an integer"),
+    (NDFS, dict(beta=-1.0), "beta=-1.0: must be"),
+    (NDFS, dict(tol=-1e-3), "tol=-0.001: must be a real number >= 0"),
 ])
 def test_options_are_validated(cls, options, match):
     with pytest.raises(ValueError, match=match):

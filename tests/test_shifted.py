@@ -5,7 +5,7 @@ import pytest
 from sklearn.datasets import load_digits
 
 from causefs.datasets import load_dataset, make_causal
-from causefs.shifted import make_digits_border, make_shifted_clusters
+from causefs.datasets import make_digits_border, make_shifted_clusters
 
 
 def block_argmax(X, columns, n_blocks):

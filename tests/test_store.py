@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 from hydra import compose, initialize_config_module
 
-from causefs.cli import run
-from causefs.report import main as report_main
-from causefs.report import report
-from causefs.store import (INVALID_DIR, SCHEMA_VERSION, ResultStore, StoreError, StoreWarning,
+from causefs.app.cli import run
+from causefs.app.configs import register_configs
+from causefs.app.report import main as report_main
+from causefs.app.report import report
+from causefs.app.store import (INVALID_DIR, SCHEMA_VERSION, ResultStore, StoreError, StoreWarning,
                            job_key)
 
 JOB = {"method": "spec", "dataset": {"name": "x", "sha256": "0" * 64}}
@@ -20,8 +21,9 @@ RESULT = {"scores": [0.5, 0.1], "ranking": [0, 1], "selected_features": [0], "me
           "job": JOB}
 SCORED = {**RESULT, "metrics": {"selected": {"20": {"acc_mean": 0.5, "acc_std": 0.1,
                                                   "nmi_mean": 0.4, "nmi_std": 0.1}}}}
-SETTINGS = ["max_iter=1", "evaluation.n_runs=2", "evaluation.rhos=[4]",
-            "n_features_to_select=4", "verbose=false", "evaluation.all_features=false"]
+register_configs()  # the method, kernel and qp groups come from the registry, as at CLI start
+SETTINGS = ["evaluation.n_runs=2", "evaluation.rhos=[4]",
+            "n_features_to_select=4", "evaluation.all_features=false"]
 SYNTHETIC = ["dataset=synthetic", "dataset.n_samples=60", "dataset.n_features=12",
              "dataset.n_causal=3", "dataset.n_spurious=3"]
 
@@ -150,8 +152,10 @@ class _no_warning:
 
 
 def _run(tmp_path, *overrides, data=SYNTHETIC):
-    cfg = composed(*data, *SETTINGS, "store.enabled=true", f"store.dir={tmp_path / 'store'}",
-                   *overrides)
+    # CAUSE-FS, the default method, for one iteration; or the method an override names
+    short = [] if any(o.startswith("method=") for o in overrides) else ["method.max_iter=1"]
+    cfg = composed(*data, *SETTINGS, *short, "store.enabled=true",
+                   f"store.dir={tmp_path / 'store'}", *overrides)
     return run(cfg, output_dir=tmp_path / "run")
 
 

@@ -10,16 +10,18 @@ import time
 import numpy as np
 import pytest
 
-from causefs.evaluation import causal_recovery, evaluate_ranking
-from causefs.report import report
-from causefs.store import job_key
+from causefs.app.evaluation import causal_recovery, evaluate_ranking
+from causefs.app.report import report
+from causefs.app.store import job_key
 
-SMALL = ["dataset=synthetic", "dataset.n_samples=120", "dataset.n_features=20", "max_iter=2",
-         "evaluation.n_runs=2", "evaluation.rhos=[5,10]", "verbose=false"]
+SMALL = ["dataset=synthetic", "dataset.n_samples=120", "dataset.n_features=20",
+         "evaluation.n_runs=2", "evaluation.rhos=[5,10]"]
+#: CAUSE-FS's own option, for the sweeps that run CAUSE-FS only (a baseline has no max_iter)
+SHORT = "method.max_iter=2"
 
 
 def cli(*args, cwd=None, **kwargs):
-    return subprocess.Popen([sys.executable, "-m", "causefs.cli", *args], cwd=cwd,
+    return subprocess.Popen([sys.executable, "-m", "causefs.app.cli", *args], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, **kwargs)
 
@@ -33,7 +35,7 @@ def test_job_keys_are_stable_and_distinct():
 
 def test_interrupted_sweep_resumes_without_loss_or_duplicates(tmp_path):
     store = tmp_path / "store"
-    sweep = ["-m", "dataset.seed=0,1,2,3", *SMALL, "store.enabled=true",
+    sweep = ["-m", "dataset.seed=0,1,2,3", *SMALL, SHORT, "store.enabled=true",
              f"store.dir={store}"]
     first = cli(*sweep, f"hydra.sweep.dir={tmp_path / 'a'}")
     deadline = time.time() + 300
@@ -59,12 +61,13 @@ def test_interrupted_sweep_resumes_without_loss_or_duplicates(tmp_path):
 def test_two_job_sweep_through_submitit(tmp_path):
     pytest.importorskip("hydra_plugins.hydra_submitit_launcher")
     store = tmp_path / "store"
-    run = cli("-m", "hydra/launcher=submitit_local", "method=all_features,causefs", *SMALL,
-              "store.enabled=true", f"store.dir={store}", f"hydra.sweep.dir={tmp_path / 's'}")
+    run = cli("-m", "hydra/launcher=submitit_local", "method=all_features,laplacian_score",
+              *SMALL, "store.enabled=true", f"store.dir={store}",
+              f"hydra.sweep.dir={tmp_path / 's'}")
     out, err = run.communicate(timeout=600)
     assert run.returncode == 0, err
     methods = sorted(json.loads(p.read_text())["job"]["method"] for p in store.glob("*.json"))
-    assert methods == ["all_features", "causefs"]
+    assert methods == ["all_features", "laplacian_score"]
 
 
 def test_protocol_and_recovery(blobs):
@@ -78,17 +81,20 @@ def test_protocol_and_recovery(blobs):
 
 def test_report_from_a_store(tmp_path):
     store = tmp_path / "store"
-    common = ["evaluation.rhos=[20]", "evaluation.n_runs=2", "max_iter=2", "verbose=false",
-              "store.enabled=true", f"store.dir={store}"]
-    labelled = cli("-m", "method=all_features,causefs", "schedule=full,ablation_II",
-                   "dataset=digits", *common, f"hydra.sweep.dir={tmp_path / 'd'}")
-    out, err = labelled.communicate(timeout=600)
-    assert labelled.returncode == 0, err
-    assert len(list(store.glob("*.json"))) == 3  # all_features does not depend on schedule
-    synthetic = cli("-m", "method=all_features,laplacian_score,causefs", *SMALL, *common,
-                    f"hydra.sweep.dir={tmp_path / 's'}")
-    out, err = synthetic.communicate(timeout=600)
-    assert synthetic.returncode == 0, err
+    common = ["evaluation.rhos=[20]", "evaluation.n_runs=2", "store.enabled=true",
+              f"store.dir={store}"]
+    # a sweep sets a method's own options for that method only: one sweep per method
+    sweeps = [("method=causefs", SHORT, "schedule=full,ablation_II", "dataset=digits"),
+              ("method=all_features", "schedule=full,ablation_II", "dataset=digits"),
+              ("method=all_features,laplacian_score", *SMALL),
+              ("method=causefs", SHORT, *SMALL)]
+    for number, sweep in enumerate(sweeps):
+        run = cli("-m", *sweep, *common, f"hydra.sweep.dir={tmp_path / str(number)}")
+        out, err = run.communicate(timeout=600)
+        assert run.returncode == 0, err
+        if number == 1:  # all_features does not depend on the schedule: stored once
+            assert len(list(store.glob("*.json"))) == 3
+            assert "already in" in out
     text = report(store, tmp_path / "report", rho=20, with_figures=True)
     tables, _, causal = text.partition("Causal features recovered")
     assert "| CAUSE-FS |" in tables and "| CAUSE-FS-II |" in tables and "| AllFea |" in tables

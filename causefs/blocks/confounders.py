@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..state import State
-from ..threads import threads_for
-from ..treatments import bounded_treatments, check_max_treatments
+from ..core.state import State
+from ..core.validation import check_choice
+from ..model.settings import DEFAULTS, check_setting
+from ..model.treatments import bounded_treatments
+from ..numerics.threads import threads_for
 from .base import Block
 
 CORRELATIONS = ("cosine", "pearson")
@@ -34,7 +36,7 @@ class ConfoundersBlock(Block):
       |cosine| of W rows (default) or the |Pearson| correlation of the data columns.
 
     Only treatments (features with a non-zero coding) get confounders, and with
-    ``max_treatments`` only the top ones by ``||W_f||`` (:mod:`causefs.treatments`);
+    ``max_treatments`` only the top ones by ``||W_f||`` (:mod:`causefs.model.treatments`);
     similarities are computed for the kept treatments' columns only, O(d |T|). Structural.
 
     Parameters
@@ -54,18 +56,12 @@ class ConfoundersBlock(Block):
     writes = ("K",)
     requires = ("sigma", "max_treatments")
 
-    def __init__(self, sigma: float = 0.2, irrelevant_tol: float = 1e-3,
-                 correlation: str = "cosine", max_treatments="auto"):
-        if correlation not in CORRELATIONS:
-            raise ValueError(
-                f"unknown correlation {correlation!r}; allowed: {', '.join(CORRELATIONS)}"
-            )
-        if not 0 <= sigma <= 1:
-            raise ValueError(f"sigma must lie in [0, 1], got {sigma}")
-        self.sigma = sigma
+    def __init__(self, sigma: float = DEFAULTS.sigma, irrelevant_tol: float = 1e-3,
+                 correlation: str = "cosine", max_treatments=DEFAULTS.max_treatments):
+        self.sigma = check_setting("sigma", sigma)
         self.irrelevant_tol = irrelevant_tol
-        self.correlation = correlation
-        self.max_treatments = check_max_treatments(max_treatments)
+        self.correlation = check_choice("correlation", correlation, CORRELATIONS)
+        self.max_treatments = check_setting("max_treatments", max_treatments)
 
     def step(self, state: State) -> State:
         W, X = state.W, state.X

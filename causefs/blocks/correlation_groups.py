@@ -6,8 +6,10 @@ import numpy as np
 from scipy.cluster.hierarchy import linkage
 from scipy.spatial.distance import squareform
 
-from ..clustering import choose_groups
-from ..state import State
+from ..core.parts import Cost
+from ..core.state import State
+from ..model.settings import DEFAULTS, check_setting
+from ..numerics.feature_clustering import choose_groups
 from .base import Block
 from .confounders import pearson_similarity
 
@@ -31,8 +33,16 @@ class CorrelationGroupsBlock(Block):
     writes = ("groups", "nu")
     requires = ("max_granularity",)
 
-    def __init__(self, max_granularity: int = 10):
-        self.max_granularity = max_granularity
+    def __init__(self, max_granularity: int = DEFAULTS.max_granularity):
+        self.max_granularity = check_setting("max_granularity", max_granularity)
+
+    def cost(self, size) -> Cost:
+        """|corr| (d, d), its condensed distances and SciPy's copy of them; the linkage."""
+        n, d = size.n_samples, size.n_features
+        return Cost(flops=2.0 * n * d * d, ops=10.0 * d * d,
+                    memory={"feature_clustering": 2.5 * d * d * 8},
+                    advice={"feature_clustering": "reduce the number of features (d x d "
+                                                  "systems dominate)"})
 
     def step(self, state: State) -> State:
         similarity = pearson_similarity(state.X)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..simplex import project_simplex
-from ..state import State
+from ..core.parts import Cost
+from ..core.state import State
+from ..core.validation import Interval, check_value
+from ..numerics.simplex import project_simplex
 from .base import Block
 
 
@@ -65,11 +67,15 @@ class DecorrelationWeightsBlock(Block):
     writes = ("mu",)
 
     def __init__(self, penalty: float = 0.1, max_iter: int = 300, tol: float = 1e-6):
-        if penalty < 0:
-            raise ValueError(f"penalty must be >= 0, got {penalty}")
-        self.penalty = penalty
-        self.max_iter = max_iter
-        self.tol = tol
+        self.penalty = check_value("penalty", penalty, Interval(float, 0))
+        self.max_iter = check_value("max_iter", max_iter, Interval(int, 0))
+        self.tol = check_value("tol", tol, Interval(float, 0))
+
+    def cost(self, size) -> Cost:
+        """At most ``max_iter`` iterations of two (n, d, d) products; (d, d) moments."""
+        n, d = size.n_samples, size.n_features
+        return Cost(flops=self.max_iter * 4.0 * n * d * d,
+                    memory={"decorrelation_weights": 3 * d * d * 8 + 2 * n * d * 8})
 
     def weights(self, X: np.ndarray) -> np.ndarray:
         """Mean-one decorrelating weights of the rows of X, (n,)."""

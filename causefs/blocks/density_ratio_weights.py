@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..state import State
+from ..core.parts import Cost
+from ..core.state import State
+from ..core.validation import Interval, check_value
 from .base import Block
 from .decorrelation_weights import standardized
 
@@ -47,20 +49,30 @@ class DensityRatioWeightsBlock(Block):
         Largest weight relative to the mean.
     max_pairs : int
         Most feature pairs whose products the classifier sees.
+    seed : int
+        Seed of the column permutations and of the drawn pairs.
     """
 
     name = "density_ratio_weights"
     kind = "init"
     reads = ("X",)
     writes = ("mu",)
+    requires = ("seed",)
 
-    def __init__(self, C: float = 0.1, max_ratio: float = 10.0, max_pairs: int = 5000):
-        if C <= 0 or max_ratio <= 1 or max_pairs < 1:
-            raise ValueError(f"need C > 0, max_ratio > 1 and max_pairs >= 1, got C={C}, "
-                             f"max_ratio={max_ratio}, max_pairs={max_pairs}")
-        self.C = C
-        self.max_ratio = max_ratio
-        self.max_pairs = max_pairs
+    def __init__(self, C: float = 0.1, max_ratio: float = 10.0, max_pairs: int = 5000,
+                 seed: int = 0):
+        self.C = check_value("C", C, Interval(float, 0, closed="neither"))
+        self.max_ratio = check_value("max_ratio", max_ratio, Interval(float, 1, closed="neither"))
+        self.max_pairs = check_value("max_pairs", max_pairs, Interval(int, 1))
+        self.seed = seed
+
+    def cost(self, size) -> Cost:
+        """A logistic regression on 2n samples of at most ``max_pairs`` products
+        (counted as 100 passes over them)."""
+        n, d = size.n_samples, size.n_features
+        pairs = min(d * (d - 1) // 2, self.max_pairs)
+        return Cost(flops=100 * 8.0 * n * pairs,
+                    memory={"density_ratio_weights": 4 * n * (pairs + d) * 8})
 
     def weights(self, X: np.ndarray, seed: int) -> np.ndarray:
         """Mean-one density-ratio weights of the rows of X, (n,)."""
@@ -88,4 +100,4 @@ class DensityRatioWeightsBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        return state.replace(mu=self.weights(p.X, p.seed) * (p.mu_total / p.n_samples))
+        return state.replace(mu=self.weights(p.X, self.seed) * (p.mu_total / p.n_samples))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graphs import laplacian_matmul, symmetric_degree
-from ..state import State
+from ..core.state import State
+from ..numerics.laplacian import laplacian_matmul, symmetric_degree
 from .base import Block
 
 
@@ -13,7 +13,7 @@ def polar_factor(M: np.ndarray) -> np.ndarray:
     """``argmax_{F'F=I} Tr(F'M) = U V'`` for the thin SVD ``M = U s V'``.
 
     Computed as ``M (M'M)^(-1/2)`` from the (h, h) eigendecomposition of ``M'M``: n h^2
-    work instead of a tall SVD (0.1 ms against 0.4 ms at 1440 x 20). Squaring the
+    work instead of a tall SVD (docs/PERFORMANCE.md, "Smaller pieces"). Squaring the
     condition number costs accuracy, so the result is kept only when it is orthonormal
     to 1e-12; otherwise the SVD decides.
     """
@@ -35,7 +35,7 @@ class EmbeddingBlock(Block):
     ``A = alpha I + L_G``, ``B = alpha X~ W`` and ``F <- polar(2 (eta I - A) F + 2 B)``;
     every iteration is monotone when ``eta >= lambda_max(A)``. The Gershgorin bound
     ``eta = alpha + 2 max degree`` is used (an iterative eigensolver for lambda_max was
-    seen to stall, SPEC). Warm-started from the current F; only products with the
+    seen to stall). Warm-started from the current F; only products with the
     sparse L_G are needed.
 
     Parameters

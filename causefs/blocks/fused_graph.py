@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from ..graphs import adaptive_graph
-from ..state import State
+from ..core.parts import Cost
+from ..core.state import State
+from ..model.settings import DEFAULTS, check_setting
+from ..numerics.adaptive_graphs import adaptive_graph, check_adaptive_update
 from .base import Block
-from .granular_graphs import check_adaptive_update
+from .graph_cost import graph_cost
 
 
 class FusedGraphBlock(Block):
@@ -17,6 +19,8 @@ class FusedGraphBlock(Block):
     ----------
     adaptive_update : {"closed_form", "monotone"}
         As for :class:`~causefs.blocks.GranularGraphsBlock`, for xi.
+    neighbor_algorithm : str
+        Candidate search (:data:`causefs.numerics.neighbors.NEIGHBOR_ALGORITHMS`).
     """
 
     name = "fused_graph"
@@ -25,9 +29,15 @@ class FusedGraphBlock(Block):
     optional_reads = ("S", "nu", "G", "xi")
     writes = ("G", "xi")
     reestimates = ("xi",)
+    requires = ("neighbor_algorithm",)
 
-    def __init__(self, adaptive_update: str = "closed_form"):
+    def __init__(self, adaptive_update: str = "closed_form",
+                 neighbor_algorithm: str = DEFAULTS.neighbor_algorithm):
         self.adaptive_update = check_adaptive_update(adaptive_update)
+        self.neighbor_algorithm = check_setting("neighbor_algorithm", neighbor_algorithm)
+
+    def cost(self, size) -> Cost:
+        return graph_cost(size, 1, fresh=False)
 
     def step(self, state: State) -> State:
         p = state.problem
@@ -38,6 +48,6 @@ class FusedGraphBlock(Block):
         previous = None
         if self.adaptive_update == "monotone" and state.G is not None:
             previous = (state.G, state.xi)
-        G, xi = adaptive_graph(state.F, p.n_neighbors, prior, p.neighbor_algorithm, previous,
-                               warm=[state.G])
+        G, xi = adaptive_graph(state.F, p.n_neighbors, prior, self.neighbor_algorithm,
+                               previous, warm=[state.G])
         return state.replace(G=G, xi=xi)

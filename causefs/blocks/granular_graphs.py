@@ -4,26 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graphs import ADAPTIVE_UPDATES, adaptive_graph
-from ..objective import group_embedding
-from ..state import State
+from ..core.parts import Cost
+from ..core.state import State
+from ..model.objective import group_embedding
+from ..model.settings import DEFAULTS, check_setting
+from ..numerics.adaptive_graphs import adaptive_graph, check_adaptive_update
 from .base import Block
+from .graph_cost import graph_cost
 
 
-def check_adaptive_update(value: str) -> str:
-    if value not in ADAPTIVE_UPDATES:
-        raise ValueError(
-            f"unknown adaptive_update {value!r}; allowed: {', '.join(ADAPTIVE_UPDATES)}"
-        )
-    return value
-
-
-def granular_graphs(state: State, groups, nu, previous=None, keep=()):
+def granular_graphs(state: State, groups, nu, algorithm: str, previous=None, keep=()):
     """Closed-form S[m] and gamma[m] for ``groups`` and weights ``nu``.
 
     ``tau_ij = 1/2 ||mu_i x_i R_m W - mu_j x_j R_m W||^2 - nu_m G_ij``; shared by the S
-    block and the granularity block, which rebuilds the graphs for new groups.
-    ``previous`` (the current ``(S, gamma)`` tuples) selects the monotone update;
+    block and the granularity block, which rebuilds the graphs for new groups;
+    ``algorithm`` is the candidate search. ``previous`` (the current ``(S, gamma)`` tuples) selects the monotone update;
     ``keep`` lists groups whose current graph is kept as it is.
     """
     p = state.problem
@@ -42,8 +37,7 @@ def granular_graphs(state: State, groups, nu, previous=None, keep=()):
         # block); after a regrouping, the old graph of the group sharing most features
         warm = [old_graphs[m] if same_groups else _closest_old_graph(
             groups == m, state_groups, old_graphs)] if len(old_graphs) else []
-        S, gamma = adaptive_graph(group_embedding(state, m), p.n_neighbors, prior,
-                                  p.neighbor_algorithm,
+        S, gamma = adaptive_graph(group_embedding(state, m), p.n_neighbors, prior, algorithm,
                                   None if previous is None else (previous[0][m], previous[1][m]),
                                   warm=warm)
         graphs.append(S)
@@ -63,14 +57,18 @@ class GranularGraphsBlock(Block):
     """Update every S[m] column by column by the adaptive-neighbour closed form.
 
     Each column is the exact minimizer of its subproblem once gamma[m] is re-estimated,
-    so the block descends with the new gamma substituted into both sides (SPEC).
+    so the block descends with the new gamma substituted into both sides (docs/MODEL.md,
+    "Descent and monotonicity").
 
     Parameters
     ----------
     adaptive_update : {"closed_form", "monotone"}
         ``closed_form`` (the paper) re-estimates gamma every update; ``monotone``
         keeps a column's gamma where the re-estimate would raise the objective, so the
-        block never raises J as it stands (see :data:`causefs.graphs.ADAPTIVE_UPDATES`).
+        block never raises J as it stands (see
+        :data:`causefs.numerics.adaptive_graphs.ADAPTIVE_UPDATES`).
+    neighbor_algorithm : str
+        Candidate search (:data:`causefs.numerics.neighbors.NEIGHBOR_ALGORITHMS`).
     """
 
     name = "granular_graphs"
@@ -79,13 +77,20 @@ class GranularGraphsBlock(Block):
     optional_reads = ("S", "gamma")
     writes = ("S", "gamma")
     reestimates = ("gamma",)
+    requires = ("neighbor_algorithm",)
 
-    def __init__(self, adaptive_update: str = "closed_form"):
+    def __init__(self, adaptive_update: str = "closed_form",
+                 neighbor_algorithm: str = DEFAULTS.neighbor_algorithm):
         self.adaptive_update = check_adaptive_update(adaptive_update)
+        self.neighbor_algorithm = check_setting("neighbor_algorithm", neighbor_algorithm)
+
+    def cost(self, size) -> Cost:
+        return graph_cost(size, size.n_granularities, fresh=False)
 
     def step(self, state: State) -> State:
         previous = None
         if self.adaptive_update == "monotone" and state.S is not None:
             previous = (state.S, state.gamma)
-        S, gamma = granular_graphs(state, state.groups, state.nu, previous)
+        S, gamma = granular_graphs(state, state.groups, state.nu, self.neighbor_algorithm,
+                                   previous)
         return state.replace(S=S, gamma=gamma)

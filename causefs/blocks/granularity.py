@@ -5,10 +5,14 @@ from __future__ import annotations
 import numpy as np
 from scipy.cluster.hierarchy import linkage
 
-from ..clustering import choose_groups, ward_tree_1d
-from ..state import State
+from ..core.parts import Cost
+from ..core.state import State
+from ..core.validation import check_choice
+from ..model.settings import DEFAULTS, check_setting
+from ..numerics.feature_clustering import choose_groups, ward_tree_1d
 from .base import Block
 from .granular_graphs import granular_graphs
+from .graph_cost import graph_cost
 
 GROUPING_FEATURES = ("contribution", "rows")
 
@@ -36,21 +40,27 @@ class GranularityBlock(Block):
         Largest number of groups M tried.
     grouping : {"contribution", "rows"}
         What the features are clustered on.
+    neighbor_algorithm : str
+        Candidate search of the rebuilt graphs
+        (:data:`causefs.numerics.neighbors.NEIGHBOR_ALGORITHMS`).
     """
 
     name = "granularity"
     kind = "structural"
     reads = ("X", "W", "mu", "G")
     writes = ("groups", "nu", "S", "gamma")
-    requires = ("max_granularity",)
+    requires = ("max_granularity", "neighbor_algorithm")
 
-    def __init__(self, max_granularity: int = 10, grouping: str = "contribution"):
-        if grouping not in GROUPING_FEATURES:
-            raise ValueError(
-                f"unknown grouping {grouping!r}; allowed: {', '.join(GROUPING_FEATURES)}"
-            )
-        self.max_granularity = max_granularity
-        self.grouping = grouping
+    def __init__(self, max_granularity: int = DEFAULTS.max_granularity,
+                 grouping: str = "contribution",
+                 neighbor_algorithm: str = DEFAULTS.neighbor_algorithm):
+        self.max_granularity = check_setting("max_granularity", max_granularity)
+        self.grouping = check_choice("grouping", grouping, GROUPING_FEATURES)
+        self.neighbor_algorithm = check_setting("neighbor_algorithm", neighbor_algorithm)
+
+    def cost(self, size) -> Cost:
+        """The rebuilt graphs (counted as all of them; unchanged groups keep theirs)."""
+        return graph_cost(size, size.n_granularities, fresh=False)
 
     def step(self, state: State) -> State:
         W = state.W
@@ -63,13 +73,14 @@ class GranularityBlock(Block):
         groups, _ = choose_groups(build, points, self.max_granularity)
         n_groups = int(groups.max()) + 1
         nu = granularity_weights(W, groups, n_groups)
-        S, gamma = granular_graphs(state, groups, nu, keep=_unchanged_groups(state, groups))
+        S, gamma = granular_graphs(state, groups, nu, self.neighbor_algorithm,
+                                   keep=_unchanged_groups(state, groups))
         return state.replace(groups=groups, nu=nu, S=S, gamma=gamma)
 
 
 def _unchanged_groups(state: State, groups: np.ndarray) -> set:
     """Groups m whose features are the same as before: their graphs S[m] still belong to
-    them and are kept (SPEC: regrouping invalidates the graphs of the changed groups)."""
+    them and are kept (a regrouping invalidates the graphs of the changed groups only)."""
     if state.groups is None or state.S is None:
         return set()
     return {m for m in range(min(int(groups.max()) + 1, len(state.S)))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..state import State
-from ..treatments import bounded_treatments, check_max_treatments
+from ..core.state import State
+from ..model.settings import DEFAULTS, check_setting
+from ..model.treatments import bounded_treatments
 from .base import Block
 
 
@@ -15,8 +16,8 @@ class InitialConfoundersBlock(Block):
     Parameters
     ----------
     max_treatments : None, "auto" or int
-        Bound on the treatments (:mod:`causefs.treatments`): the top ones by ``||W_f||``
-        when W is set, by variance otherwise. None keeps all (the paper).
+        Bound on the treatments (:mod:`causefs.model.treatments`): the top ones by
+        ``||W_f||`` when W is set, by variance otherwise. None keeps all (the paper).
     """
 
     name = "initial_confounders"
@@ -26,8 +27,8 @@ class InitialConfoundersBlock(Block):
     writes = ("K",)
     requires = ("max_treatments",)
 
-    def __init__(self, max_treatments="auto"):
-        self.max_treatments = check_max_treatments(max_treatments)
+    def __init__(self, max_treatments=DEFAULTS.max_treatments):
+        self.max_treatments = check_setting("max_treatments", max_treatments)
 
     def step(self, state: State) -> State:
         d = state.problem.n_features

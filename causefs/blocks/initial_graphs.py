@@ -4,38 +4,67 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graphs import adaptive_graph
-from ..state import State
+from ..core.parts import Cost
+from ..core.state import State
+from ..model.settings import DEFAULTS, check_setting
+from ..numerics.adaptive_graphs import adaptive_graph
 from .base import Block
+from .graph_cost import graph_cost
 
 
 class InitialGranularGraphsBlock(Block):
-    """``S[m]`` from the raw distances of the features of group m (no prior)."""
+    """``S[m]`` from the raw distances of the features of group m (no prior).
+
+    Parameters
+    ----------
+    neighbor_algorithm : str
+        Candidate search (:data:`causefs.numerics.neighbors.NEIGHBOR_ALGORITHMS`).
+    """
 
     name = "initial_granular_graphs"
     kind = "init"
     reads = ("X", "groups")
     writes = ("S", "gamma")
+    requires = ("neighbor_algorithm",)
+
+    def __init__(self, neighbor_algorithm: str = DEFAULTS.neighbor_algorithm):
+        self.neighbor_algorithm = check_setting("neighbor_algorithm", neighbor_algorithm)
+
+    def cost(self, size) -> Cost:
+        return graph_cost(size, size.n_granularities, fresh=True)
 
     def step(self, state: State) -> State:
         p = state.problem
         graphs = [
             adaptive_graph(p.X[:, np.flatnonzero(state.groups == m)], p.n_neighbors,
-                           algorithm=p.neighbor_algorithm)
+                           algorithm=self.neighbor_algorithm)
             for m in range(int(state.groups.max()) + 1)
         ]
         return state.replace(S=tuple(g for g, _ in graphs), gamma=tuple(c for _, c in graphs))
 
 
 class InitialFusedGraphBlock(Block):
-    """``G`` from the raw distances of all features (the fixed graph of ablation II)."""
+    """``G`` from the raw distances of all features (the fixed graph of ablation II).
+
+    Parameters
+    ----------
+    neighbor_algorithm : str
+        Candidate search (:data:`causefs.numerics.neighbors.NEIGHBOR_ALGORITHMS`).
+    """
 
     name = "initial_fused_graph"
     kind = "init"
     reads = ("X",)
     writes = ("G", "xi")
+    requires = ("neighbor_algorithm",)
+
+    def __init__(self, neighbor_algorithm: str = DEFAULTS.neighbor_algorithm):
+        self.neighbor_algorithm = check_setting("neighbor_algorithm", neighbor_algorithm)
+
+    def cost(self, size) -> Cost:
+        return graph_cost(size, 1, fresh=True)
 
     def step(self, state: State) -> State:
         p = state.problem
-        G, xi = adaptive_graph(p.X, p.n_neighbors, algorithm=p.neighbor_algorithm)
+        G, xi = adaptive_graph(p.X, p.n_neighbors, algorithm=self.neighbor_algorithm)
         return state.replace(G=G, xi=xi)

@@ -7,9 +7,11 @@ import dataclasses
 import numpy as np
 import scipy.sparse as sp
 
-from ..graphs import symmetric_degree
+from ..core.parts import Cost
+from ..core.state import State
+from ..core.validation import NONE, Interval, check_choice, check_value
+from ..numerics.laplacian import symmetric_degree
 from ..qp import SimplexQP
-from ..state import State
 from .base import Block
 
 
@@ -89,14 +91,17 @@ class SampleWeightsBlock(Block):
     writes = ("mu",)
     requires = ("qp",)
 
+    #: products with the mu Hessian per step: the solve's budget plus the float64 checks
+    #: and the objective's evaluation
+    PRODUCTS_PER_STEP = 15
+
     def __init__(self, qp, max_products: int | None = 12, precision: str = "float32"):
-        if precision not in PRECISIONS:
-            raise ValueError(f"unknown precision {precision!r}; allowed: {', '.join(PRECISIONS)}")
-        if max_products is not None and max_products < 1:
-            raise ValueError(f"max_products must be None or >= 1, got {max_products}")
         self.qp = qp
-        self.max_products = max_products
-        self.precision = precision
+        self.max_products = check_value("max_products", max_products, NONE, Interval(int, 1))
+        self.precision = check_choice("precision", precision, PRECISIONS)
+
+    def cost(self, size) -> Cost:
+        return Cost(balance_products=self.PRODUCTS_PER_STEP if size.balance else 0.0)
 
     def step(self, state: State) -> State:
         exact = sample_weight_qp(state)

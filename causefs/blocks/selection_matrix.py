@@ -6,9 +6,11 @@ import warnings
 
 import numpy as np
 
-from ..graphs import laplacian_matmul, laplacian_matrix
-from ..state import State
-from ..threads import threads_for
+from ..core.parts import Cost
+from ..core.state import State
+from ..core.validation import check_choice
+from ..numerics.laplacian import laplacian_matmul, laplacian_matrix
+from ..numerics.threads import threads_for
 from .base import Block
 
 
@@ -42,13 +44,6 @@ def selection_system(state: State, D: np.ndarray):
 
 
 SYSTEMS = ("auto", "primal", "dual")
-
-
-def check_system(system: str) -> str:
-    """``system`` if it names a form of the W system, else a ValueError naming the allowed."""
-    if system not in SYSTEMS:
-        raise ValueError(f"unknown system {system!r}; allowed: {', '.join(SYSTEMS)}")
-    return system
 
 
 def _solve(A, B):
@@ -110,15 +105,29 @@ def selection_system_cost(n: int, d: int, group_sizes) -> dict:
     return {"primal": primal, "dual": dual}
 
 
+def selection_cost(size) -> Cost:
+    """One solve of eq. W.3 in its cheaper form, with M groups of equal size."""
+    n, d = size.n_samples, size.n_features
+    M = max(size.n_granularities, 1)
+    cost = selection_system_cost(n, d, [max(1, d // M)] * M)
+    if cost["primal"] <= cost["dual"]:
+        memory = 3 * d * d * 8 + 2 * n * d * 8
+    else:  # the n x n (Woodbury) form: C^-1 X~' and X~ blocks, n x n systems
+        memory = (4 * n * d + 4 * n * n) * 8
+    return Cost(flops=2.0 * min(cost.values()), memory={"selection_matrix": memory},
+                advice={"selection_matrix": "reduce the number of features (d x d systems "
+                                            "dominate)"})
+
+
 def solve_selection_matrix(state: State, D: np.ndarray, system: str = "auto") -> np.ndarray:
     """Minimizer W of the quadratic surrogate (eq. W.2) for IRLS weights ``D``.
 
     ``system``: ``primal`` solves the d x d system, ``dual`` the n x n (Woodbury) form,
     ``auto`` the cheaper by :func:`selection_system_cost`. NumPy's LAPACK, not SciPy's:
     the two wheels bundle separate OpenBLAS thread pools, and alternating between them
-    was measured 4x slower per solve (JAFFE, 2 cores).
+    is slower (docs/PERFORMANCE.md, "W system").
     """
-    if check_system(system) == "auto":
+    if check_choice("system", system, SYSTEMS) == "auto":
         n, d = state.problem.X.shape
         sizes = ([int((state.groups == m).sum()) for m in range(state.n_granularities)]
                  if state.n_granularities else [d])
@@ -151,7 +160,10 @@ class SelectionMatrixBlock(Block):
     writes = ("W", "D")
 
     def __init__(self, system: str = "auto"):
-        self.system = check_system(system)
+        self.system = check_choice("system", system, SYSTEMS)
+
+    def cost(self, size) -> Cost:
+        return selection_cost(size)
 
     def step(self, state: State) -> State:
         eps = state.problem.eps

@@ -8,8 +8,8 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse.linalg
 
-from ..graphs import laplacian_matrix, symmetric_degree
-from ..state import State
+from ..core.state import State
+from ..numerics.laplacian import laplacian_matrix, symmetric_degree
 from .base import Block
 
 
@@ -18,9 +18,9 @@ def smallest_eigenvectors(A, h: int, seed: int = 0, tol: float = 1e-8) -> np.nda
 
     LOBPCG with a Jacobi (inverse degree) preconditioner, seeded for reproducibility:
     it only needs sparse products, O(n k h) per iteration. Shift-invert Lanczos needs
-    a sparse LU of ``L_A`` whose fill-in grows superlinearly with n (measured at
-    n = 10,000, k = 5: 13.7 M fill and 11 s for the LU against 0.2 s for LOBPCG, same
-    eigenvalues); it stays as the fallback when LOBPCG does not reach ``tol``. Below
+    a sparse LU of ``L_A`` whose fill-in grows superlinearly with n (docs/PERFORMANCE.md,
+    "Spectral initialization"); it stays as the fallback when LOBPCG does not reach
+    ``tol``. Below
     200 samples (or when h is too large for either) a dense eigendecomposition is
     cheaper and exact.
     """
@@ -54,13 +54,23 @@ def smallest_eigenvectors(A, h: int, seed: int = 0, tol: float = 1e-8) -> np.nda
 
 
 class SpectralEmbeddingBlock(Block):
-    """``F`` = eigenvectors of the h smallest eigenvalues of ``L_G`` (spectral clustering)."""
+    """``F`` = eigenvectors of the h smallest eigenvalues of ``L_G`` (spectral clustering).
+
+    Parameters
+    ----------
+    seed : int
+        Seed of the eigensolver's start vectors.
+    """
 
     name = "spectral_embedding"
     kind = "init"
     reads = ("G",)
     writes = ("F",)
+    requires = ("seed",)
+
+    def __init__(self, seed: int = 0):
+        self.seed = seed
 
     def step(self, state: State) -> State:
-        p = state.problem
-        return state.replace(F=smallest_eigenvectors(state.G, p.n_clusters, p.seed))
+        return state.replace(F=smallest_eigenvectors(state.G, state.problem.n_clusters,
+                                                     self.seed))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..state import State
+from ..core.state import State
 from .base import Block
 
 

@@ -5,12 +5,13 @@ For treatment r with coding ``a_r`` and confounders ``z_i^r = x_i[K[:, r]]``,
     MMD_r(mu) = sum_ij mu_i mu_j a_ri a_rj kappa(z_i^r, z_j^r) = mu' H_r mu,
 
 so the balance term ``sum_r MMD_r`` is a PSD quadratic form in mu for any positive
-definite kernel and the mu problem stays a convex simplex QP (SPEC).
+definite kernel and the mu problem stays a convex simplex QP (docs/MODEL.md,
+"Confounder balance").
 """
 
-from .base import BALANCE_FORMS, BalanceOperator, GramBalance, Kernel, with_balance_form
+from .base import BalanceOperator, GramBalance, Kernel, with_balance_form
 from .linear import LinearKernel
 from .rbf import RBFKernel
 
-__all__ = ["BALANCE_FORMS", "BalanceOperator", "GramBalance", "Kernel", "LinearKernel",
+__all__ = ["BalanceOperator", "GramBalance", "Kernel", "LinearKernel",
            "RBFKernel", "with_balance_form"]

@@ -7,6 +7,12 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..core.parts import Part
+from ..core.validation import check_choice
+from ..model.settings import BALANCE_FORMS
+
+_FLOAT = 8
+
 
 class BalanceOperator(ABC):
     """The PSD form ``H = sum_r H_r`` of the balance term, known through products."""
@@ -64,12 +70,9 @@ class GramBalance(BalanceOperator):
         return np.diag(self._H).copy()
 
 
-#: ``balance_form`` values: matrix-free products, the dense Gram, or the cheaper of the two
-BALANCE_FORMS = ("auto", "products", "gram")
-#: ``auto`` forms the Gram when that costs less than this many products. The Gram is
-#: rebuilt whenever the confounder sets change (every iteration), and a warm-started mu
-#: solve needs few products: on JAFFE a Gram costing 42 products gave no net gain (fit
-#: 11.6 s against 11.5 s with products, one thread), so only a clearly cheaper Gram counts
+#: ``auto`` forms the Gram when that costs less than this many products: the Gram is
+#: rebuilt whenever the confounder sets change (every iteration) and a warm-started mu
+#: solve needs few products, so only a clearly cheaper Gram pays (docs/PERFORMANCE.md)
 GRAM_BREAK_EVEN_PRODUCTS = 10
 #: ... and when the (n, n) Gram takes at most this many bytes
 GRAM_MAX_BYTES = 1 << 30
@@ -88,8 +91,7 @@ def with_balance_form(operator: BalanceOperator, form: str, n: int) -> BalanceOp
     Gram costs about 340 products once the confounder sets are pruned, so products win;
     with every pair a confounder it costs under one product).
     """
-    if form not in BALANCE_FORMS:
-        raise ValueError(f"unknown balance_form {form!r}; allowed: {', '.join(BALANCE_FORMS)}")
+    check_choice("balance_form", form, BALANCE_FORMS)
     if form == "products" or isinstance(operator, GramBalance):
         return operator
     if form == "auto":
@@ -101,8 +103,12 @@ def with_balance_form(operator: BalanceOperator, form: str, n: int) -> BalanceOp
     return GramBalance(np.asarray(operator.dense(), dtype=float))
 
 
-class Kernel(ABC):
-    """An MMD kernel: builds the balance operator of given confounder sets."""
+class Kernel(Part, ABC):
+    """An MMD kernel: builds the balance operator of given confounder sets.
+
+    Its :meth:`cost` is that of one product with the operator (``flops``, ``ops``) and
+    the operator's memory (``memory``): blocks declare how many products they make.
+    """
 
     name: ClassVar[str]
 
@@ -111,9 +117,14 @@ class Kernel(ABC):
                          seed: int = 0) -> BalanceOperator:
         """Balance operator for data ``X`` (n, d), treatment coding (n, d), confounders K (d, d)."""
 
-    def __repr__(self) -> str:
-        options = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
-        return f"{type(self).__name__}({options})"
+
+def gram_bytes(size) -> float:
+    """Memory of the (n, n) Gram ``balance_form`` may form, and the row blocks it is built
+    from; 0 where it is not formed."""
+    n, form = size.n_samples, size.settings.balance_form
+    if form == "gram" or (form == "auto" and gram_fits(n)):
+        return (n * n + 3 * 512 * n) * _FLOAT
+    return 0.0
 
 
 def active_pairs(coding: np.ndarray, K: np.ndarray):

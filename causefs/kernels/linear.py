@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..threads import threads_for
-from .base import BalanceOperator, Kernel, active_pairs
+from ..core.parts import Cost
+from ..numerics.threads import threads_for
+from .base import BalanceOperator, Kernel, active_pairs, gram_bytes
 
 _PAIR_CHUNK = 256  # columns of the (n, chunk) factor built at a time by ``dense``
 _ROW_CHUNK = 512  # rows of H built at a time: no (n, n) temporary besides H itself
@@ -115,3 +116,16 @@ class LinearKernel(Kernel):
 
     def balance_operator(self, X, coding, K, seed=0):
         return LinearBalance(X, coding, K)
+
+    def cost(self, size) -> Cost:
+        """A product: two (n x |V| x |T|) matrix products with every feature a confounder.
+        Memory: the operator keeps X_V, A_T and its (d, |T|) pair weights, two operators
+        are cached, a product makes (d, |T|) moments and their weighted copy; plus the
+        Gram where ``balance_form`` forms it."""
+        n, d, T = size.n_samples, size.n_features, size.n_treatments
+        gram = gram_bytes(size)
+        advice = {"balance_operator": "hold the balance term as products: "
+                                      "balance_form='products'"} if gram else {}
+        return Cost(flops=4.0 * n * d * T,
+                    memory={"balance_operator": (3 * n * d + 6 * d * T) * 8 + gram},
+                    advice=advice)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
+from ..core.parts import Cost
+from ..core.validation import Interval, check_choice, check_value
 from .base import BalanceOperator, GramBalance, Kernel, active_pairs
 
 APPROXIMATIONS = ("auto", "exact", "rff")
@@ -124,20 +124,10 @@ class RBFKernel(Kernel):
 
     def __init__(self, approximation: str = "auto", n_components: int = 50,
                  exact_budget: float = 2e10, n_pairs: int = 2000):
-        if approximation not in APPROXIMATIONS:
-            raise ValueError(
-                f"unknown rbf approximation {approximation!r}; allowed: {', '.join(APPROXIMATIONS)}"
-            )
-        for name, value in (("n_components", n_components), ("n_pairs", n_pairs)):
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"rbf {name} must be an integer >= 1, got {value!r}")
-        if (not isinstance(exact_budget, numbers.Real) or isinstance(exact_budget, bool)
-                or not exact_budget >= 0):
-            raise ValueError(f"rbf exact_budget must be a number >= 0, got {exact_budget!r}")
-        self.approximation = approximation
-        self.n_components = n_components
-        self.exact_budget = exact_budget
-        self.n_pairs = n_pairs
+        self.approximation = check_choice("approximation", approximation, APPROXIMATIONS)
+        self.n_components = check_value("n_components", n_components, Interval(int, 1))
+        self.exact_budget = check_value("exact_budget", exact_budget, Interval(float, 0))
+        self.n_pairs = check_value("n_pairs", n_pairs, Interval(int, 1))
 
     def resolved_approximation(self, n: int, d: int) -> str:
         """``exact`` or ``rff``: what ``auto`` picks for n samples and d features.
@@ -159,3 +149,15 @@ class RBFKernel(Kernel):
         if self.resolved_approximation(*X.shape) == "exact":
             return ExactRBFBalance(XV, AT, mask, s2)
         return RandomFeatureRBFBalance(XV, AT, mask, s2, self.n_components, rng)
+
+    def cost(self, size) -> Cost:
+        """A product: with the dense (n, n) Gram, or with (n, |T| D) random features."""
+        n, d, T = size.n_samples, size.n_features, size.n_treatments
+        if self.resolved_approximation(n, d) == "exact":
+            return Cost(flops=2.0 * n * n, memory={"balance_operator": 3 * n * n * 8},
+                        advice={"balance_operator": "use kernel='linear' or random "
+                                "features (kernel={'name': 'rbf', 'approximation': 'rff'})"})
+        return Cost(flops=4.0 * n * T * self.n_components,
+                    memory={"balance_operator": (n * d * self.n_components + 3 * n * d) * 8},
+                    advice={"balance_operator": "use fewer random features (kernel={'name': "
+                            "'rbf', 'n_components': ...}) or kernel='linear'"})

@@ -5,7 +5,12 @@ have their own registry in :mod:`causefs.selectors.registry`, on the same plugin
 """
 
 from .hookspecs import hookimpl, hookspec
-from .manager import DISABLE_AUTOLOAD, plugin_manager, register_plugin, unregister_plugin
+from .manager import (
+    DISABLE_AUTOLOAD,
+    plugin_manager,
+    register_plugin,
+    unregister_plugin,
+)
 from .registry import (
     PartRegistry,
     PluginError,

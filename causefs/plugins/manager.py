@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 
 import pluggy
 
@@ -13,7 +14,15 @@ from . import builtin, hookspecs
 #: as ``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` does for pytest
 DISABLE_AUTOLOAD = "CAUSEFS_DISABLE_PLUGIN_AUTOLOAD"
 
-_generation = [0]  # bumped at every (un)registration; layers key their caches on it
+
+class _Generation:
+    """A number bumped at every (un)registration; registries are rebuilt when it moves."""
+
+    def __init__(self):
+        self.value = 0
+
+
+_GENERATION = _Generation()
 
 
 @functools.lru_cache(maxsize=None)
@@ -38,7 +47,22 @@ def plugin_manager() -> pluggy.PluginManager:
 
 def generation() -> int:
     """A number that changes whenever the set of registered plugins changes."""
-    return _generation[0]
+    return _GENERATION.value
+
+
+class PerGeneration:
+    """``build()``'s result, rebuilt when the registered plugins have changed."""
+
+    def __init__(self, build: Callable):
+        self._build = build
+        self._generation = None
+        self._value = None
+
+    def get(self):
+        if self._generation != generation() or self._value is None:
+            self._value = self._build()
+            self._generation = generation()
+        return self._value
 
 
 def ensure_registered(plugin, name: str) -> None:
@@ -57,13 +81,13 @@ def register_plugin(plugin, name: str | None = None) -> None:
     except pluggy.PluginValidationError:
         pm.unregister(plugin)
         raise
-    _generation[0] += 1
+    _GENERATION.value += 1
 
 
 def unregister_plugin(plugin) -> None:
     """Remove a plugin registered with :func:`register_plugin`."""
     plugin_manager().unregister(plugin)
-    _generation[0] += 1
+    _GENERATION.value += 1
 
 
 def collect(hook_name: str, registry) -> None:

@@ -6,9 +6,10 @@ import inspect
 from collections.abc import Mapping
 
 from ..blocks import Block
+from ..core.schedule import Schedule, ScheduleError
+from ..core.validation import check_choice, construct
 from ..kernels import Kernel
 from ..qp import QPBackend
-from ..scheduler import Schedule, ScheduleError
 from . import manager
 
 
@@ -19,8 +20,8 @@ class PluginError(ValueError):
 class Registry:
     """Pieces of some kinds by name, each remembered with the plugin that added it.
 
-    A registration hook receives a view bound to its plugin (:meth:`for_plugin`), so an
-    error names the plugin at fault.
+    A registration hook receives a view of the registry bound to its plugin
+    (:meth:`for_plugin`), so that an error names the plugin at fault.
     """
 
     #: kind -> base class every piece of that kind subclasses
@@ -31,8 +32,10 @@ class Registry:
         self._plugin = None
 
     def for_plugin(self, plugin_name: str) -> "Registry":
-        self._plugin = plugin_name
-        return self
+        """A view of this registry that files what is added under ``plugin_name``."""
+        view = object.__new__(type(self))
+        view._pieces, view._plugin = self._pieces, plugin_name
+        return view
 
     def _add(self, kind: str, name, piece) -> None:
         if not isinstance(name, str) or not name.isidentifier():
@@ -62,14 +65,8 @@ class Registry:
 
     def get(self, kind: str, name: str):
         table = self._pieces[kind]
-        if name not in table:
-            raise ValueError(f"unknown {kind} {name!r}; available: {', '.join(sorted(table))}")
+        check_choice(kind, name, sorted(table))
         return table[name][0]
-
-    def plugin_of(self, kind: str, name: str) -> str:
-        """Name of the plugin that registered ``name``."""
-        self.get(kind, name)
-        return self._pieces[kind][name][1]
 
 
 def _describe(piece) -> str:
@@ -113,34 +110,31 @@ class PartRegistry(Registry):
         """Every block a registered schedule names is a registered block."""
         blocks = self._pieces["block"]
         for name, (spec, plugin) in self._pieces["schedule"].items():
-            schedule = Schedule.from_mapping(spec)
-            for entry in schedule.init + schedule.loop:
-                block = entry if isinstance(entry, str) else entry.get("name")
+            for block in Schedule.from_mapping(spec).block_names():
                 if block not in blocks:
                     raise PluginError(f"schedule {name!r} of plugin {plugin!r} names block "
                                       f"{block!r}, which no plugin registers; blocks: "
                                       f"{', '.join(sorted(blocks))}")
 
 
-_parts: list = [None, None]  # (generation, PartRegistry)
+def _collect_parts() -> PartRegistry:
+    registry = PartRegistry()
+    manager.collect("causefs_register_parts", registry)
+    registry.check_schedules()
+    return registry
+
+
+_PARTS = manager.PerGeneration(_collect_parts)
 
 
 def parts() -> PartRegistry:
     """The solver parts of every registered plugin (rebuilt when the plugins change)."""
-    if _parts[0] != manager.generation() or _parts[1] is None:
-        registry = PartRegistry()
-        manager.collect("causefs_register_parts", registry)
-        registry.check_schedules()
-        _parts[:] = [manager.generation(), registry]
-    return _parts[1]
+    return _PARTS.get()
 
 
 def available(kind: str) -> list[str]:
     """Sorted names of the registered parts of ``kind`` (block, kernel, qp, schedule)."""
-    if kind not in PartRegistry.BASES:
-        raise ValueError(f"unknown part kind {kind!r}; allowed: "
-                         f"{', '.join(PartRegistry.BASES)} (selectors: "
-                         "causefs.selectors.available_selectors)")
+    check_choice("kind", kind, list(PartRegistry.BASES))
     return parts().names(kind)
 
 
@@ -154,21 +148,11 @@ def get_schedule(name: str) -> dict:
     return dict(parts().get("schedule", name))
 
 
-def construct(kind: str, cls, **options):
-    """``cls(**options)``, refusing options its constructor does not take by name."""
-    accepted = inspect.signature(cls).parameters
-    unknown = set(options) - set(accepted)
-    if unknown:
-        raise ValueError(f"{kind} {cls.name!r} has no option(s) {sorted(unknown)}; "
-                         f"its options are {sorted(accepted) or 'none'}")
-    return cls(**options)
-
-
 def make_kernel(name: str, **options):
     """Instantiate the kernel registered as ``name`` with ``options``."""
-    return construct("kernel", parts().get("kernel", name), **options)
+    return construct("kernel", parts().get("kernel", name), options)
 
 
 def make_qp_backend(name: str, **options):
     """Instantiate the QP backend registered as ``name`` with ``options``."""
-    return construct("qp", parts().get("qp", name), **options)
+    return construct("qp", parts().get("qp", name), options)

@@ -8,7 +8,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..simplex import project_simplex
+from ..core.parts import Part
+from ..numerics.simplex import project_simplex
 from .problem import SimplexQP
 
 
@@ -23,7 +24,7 @@ class QPResult:
     info: dict = field(default_factory=dict)
 
 
-class QPBackend(ABC):
+class QPBackend(Part, ABC):
     """Solves :class:`SimplexQP` problems, warm-started from a feasible point.
 
     Implementations return a feasible point whose objective is no larger than the
@@ -46,7 +47,3 @@ class QPBackend(ABC):
         if not value <= value0:
             x, value = x0, value0
         return QPResult(x=x, value=value, n_iter=n_iter, converged=converged, info=info)
-
-    def __repr__(self) -> str:
-        options = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
-        return f"{type(self).__name__}({options})"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.parts import Cost
 from .base import QPBackend, QPResult
 from .problem import SimplexQP
 
@@ -31,6 +32,15 @@ class CvxpyBackend(QPBackend):
     def __init__(self, solver: str = "CLARABEL", solver_options: dict | None = None):
         self.solver = solver
         self.solver_options = solver_options
+
+    def cost(self, size) -> Cost:
+        """Memory of a solve: the dense P and its scaled copy, cvxpy's sparse canonical
+        copy (values and indices), Clarabel's KKT matrix and factor; about 16 n^2
+        doubles were measured (docs/PERFORMANCE.md), 20 n^2 bound them."""
+        n = size.n_samples
+        return Cost(memory={"dense_qp": 20 * n * n * 8},
+                    advice={"dense_qp": "use a matrix-free QP backend: "
+                                        "qp='gradient_projection_cg'"})
 
     def solve(self, qp: SimplexQP, x0: np.ndarray) -> QPResult:
         import cvxpy as cp

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..simplex import project_simplex
+from ..numerics.simplex import project_simplex
 from .base import QPBackend, QPResult
 from .problem import SimplexQP
 
@@ -47,29 +47,13 @@ class GradientProjectionCGBackend(QPBackend):
         self.cg_rtol = cg_rtol
 
     def solve(self, qp: SimplexQP, x0: np.ndarray) -> QPResult:
-        q, total = qp.linear, qp.total
         budget = self.max_iter if qp.max_products is None else min(self.max_iter,
                                                                     qp.max_products)
-        x = project_simplex(x0, total)
-        diagonal = qp.diagonal()
-        inverse_diagonal = 1.0 / np.maximum(diagonal, 1e-300)
-        products = 0
-        step = 1.0 / max(diagonal.max(), 1e-300)
-        converged = False
-        gap = np.inf
-
-        def product(v):
-            nonlocal products
-            products += 1
-            return qp.matvec(v)
-
-        previous_f = np.inf
-        while products < budget:
-            Px = product(x)  # refresh: the updates below accumulate rounding
-            g = Px + q
-            f = 0.5 * (x @ Px) + q @ x
-            scale = abs(0.5 * (x @ Px)) + abs(q @ x) + 1e-300
-            gap = qp.frank_wolfe_gap(x, g)
+        run = _Solve(self, qp, x0, budget)
+        converged, gap, previous_f = False, np.inf, np.inf
+        while not run.spent():
+            g, f, scale = run.refresh()
+            gap = qp.frank_wolfe_gap(run.x, g)
             # a certificate (gap >= f - f*), or an outer iteration, whose CG phase
             # minimizes over the face and whose projections move weights on and off
             # it, that no longer lowers f: a KKT point to the tolerance
@@ -77,87 +61,133 @@ class GradientProjectionCGBackend(QPBackend):
                 converged = True
                 break
             previous_f = f
-            # (a) projected-gradient steps: search along the projection arc
-            # x(t) = proj(x - t g), which reaches the boundary and so finds the zeros
-            zeros = x == 0
-            for _ in range(self.projection_steps):
-                t, accepted = step, False
-                for _ in range(30):
-                    d = project_simplex(x - t * g, total) - x
-                    Pd = product(d)
-                    curvature, slope = d @ Pd, g @ d
-                    if slope >= 0:
-                        break  # x is stationary for the projected gradient
-                    if slope + 0.5 * curvature <= 1e-4 * slope:
-                        accepted = True  # sufficient decrease at x(t)
-                        break
-                    # the quadratic's minimizer along d is short of x(t): shrink t
-                    t *= max(0.1, -slope / curvature)
-                if not accepted:
-                    break
-                x = np.maximum(x + d, 0.0)
-                g = g + Pd
-                if curvature > 0:  # Barzilai-Borwein step for the next search
-                    step = (d @ d) / curvature
-                new_zeros = x == 0
-                settled = np.array_equal(new_zeros, zeros)
-                zeros = new_zeros
-                if settled or products >= budget:
-                    break
-            # (b) preconditioned CG on the face {x > 0} (the sum kept by projection),
-            # ignoring the bounds, then a projected search along the CG step: the
-            # projection zeroes many weights at once where the face's minimizer leaves
-            # the simplex (a projected Newton step, Bertsekas 1982)
-            free = x > 0
-            if free.sum() < 2:
-                continue
-            weights = np.where(free, inverse_diagonal, 0.0)
+            g = run.projection_phase(g)
+            step = run.face_phase(g)
+            if step is not None:
+                run.projected_search(g, *step)
+        return self.safeguard(qp, run.x, x0, run.products, converged, gap=gap)
 
-            def precondition(r):
-                z = weights * r
-                return z - (z.sum() / weights.sum()) * weights
 
-            r = -g
+class _Solve:
+    """One GPCG solve: the iterate, the Barzilai-Borwein step, the products spent."""
+
+    def __init__(self, backend: GradientProjectionCGBackend, qp: SimplexQP, x0, budget):
+        self.backend, self.qp, self.budget = backend, qp, budget
+        self.x = project_simplex(x0, qp.total)
+        diagonal = qp.diagonal()
+        self.inverse_diagonal = 1.0 / np.maximum(diagonal, 1e-300)
+        self.step = 1.0 / max(diagonal.max(), 1e-300)
+        self.products = 0
+
+    def product(self, v: np.ndarray) -> np.ndarray:
+        self.products += 1
+        return self.qp.matvec(v)
+
+    def spent(self) -> bool:
+        return self.products >= self.budget
+
+    def refresh(self):
+        """Gradient, value and scale at x, from a fresh product (the updates of the
+        phases accumulate rounding)."""
+        x, q = self.x, self.qp.linear
+        Px = self.product(x)
+        return (Px + q, 0.5 * (x @ Px) + q @ x,
+                abs(0.5 * (x @ Px)) + abs(q @ x) + 1e-300)
+
+    def projection_phase(self, g: np.ndarray) -> np.ndarray:
+        """(a) Projected-gradient steps along the projection arc ``x(t) = proj(x - t g)``,
+        which reaches the boundary and so finds the zeros, until they settle; returns
+        the gradient at the new x."""
+        zeros = self.x == 0
+        for _ in range(self.backend.projection_steps):
+            found = self._arc_search(g)
+            if found is None:
+                break
+            d, Pd, curvature = found
+            self.x = np.maximum(self.x + d, 0.0)
+            g = g + Pd
+            if curvature > 0:  # Barzilai-Borwein step for the next search
+                self.step = (d @ d) / curvature
+            new_zeros = self.x == 0
+            settled = np.array_equal(new_zeros, zeros)
+            zeros = new_zeros
+            if settled or self.spent():
+                break
+        return g
+
+    def _arc_search(self, g: np.ndarray):
+        """A point of sufficient decrease on the projection arc: ``(d, P d, d'P d)``, or
+        None when x is stationary for the projected gradient or none was found."""
+        t = self.step
+        for _ in range(30):
+            d = project_simplex(self.x - t * g, self.qp.total) - self.x
+            Pd = self.product(d)
+            curvature, slope = d @ Pd, g @ d
+            if slope >= 0:
+                return None
+            if slope + 0.5 * curvature <= 1e-4 * slope:
+                return d, Pd, curvature
+            # the quadratic's minimizer along d is short of x(t): shrink t
+            t *= max(0.1, -slope / curvature)
+        return None
+
+    def face_phase(self, g: np.ndarray):
+        """(b) Jacobi-preconditioned CG on the face ``{x > 0}``, the sum kept by
+        projecting the preconditioned residual, the bounds ignored. Returns the step,
+        its product and the preconditioner's weights, or None (no face, no step)."""
+        free = self.x > 0
+        if free.sum() < 2:
+            return None
+        weights = np.where(free, self.inverse_diagonal, 0.0)
+
+        def precondition(r):
+            z = weights * r
+            return z - (z.sum() / weights.sum()) * weights
+
+        r = -g
+        z = precondition(r)
+        rz = first = r @ z
+        p = z
+        direction, P_direction = np.zeros_like(self.x), np.zeros_like(self.x)
+        # in exact arithmetic CG ends within the face's dimension, |free| - 1
+        for _ in range(int(free.sum()) - 1):
+            if rz <= (self.backend.cg_rtol**2) * first or self.spent():
+                break
+            Pp = self.product(p)
+            curvature = p @ Pp
+            if curvature <= 0:
+                break
+            alpha = rz / curvature
+            direction += alpha * p
+            P_direction += alpha * Pp
+            r = r - alpha * Pp
             z = precondition(r)
-            rz = first = r @ z
-            p = z
-            direction = np.zeros_like(x)
-            P_direction = np.zeros_like(x)
-            # in exact arithmetic CG ends within the face's dimension, |free| - 1
-            for _ in range(int(free.sum()) - 1):
-                if rz <= (self.cg_rtol**2) * first or products >= budget:
-                    break
-                Pp = product(p)
-                curvature = p @ Pp
-                if curvature <= 0:
-                    break
-                alpha = rz / curvature
-                direction += alpha * p
-                P_direction += alpha * Pp
-                r = r - alpha * Pp
-                z = precondition(r)
-                rz, previous = r @ z, rz
-                p = z + (rz / previous) * p
-            if not direction.any():
-                continue
-            # rounding leaves the step slightly off the sum constraint: project it back
-            # (its known product then no longer applies unless the change is negligible)
-            drift = direction.sum()
-            exact = abs(drift) <= 1e-12 * np.abs(direction).sum()
-            direction -= (drift / weights.sum()) * weights
-            t = 1.0
-            for _ in range(20):
-                if products >= budget:
-                    break
-                if t == 1.0 and exact and np.all(x + direction >= 0):
-                    d, Pd = direction, P_direction  # inside the simplex: no product needed
-                else:
-                    d = project_simplex(x + t * direction, total) - x
-                    Pd = product(d)
-                slope, curvature = g @ d, d @ Pd
-                if slope < 0 and slope + 0.5 * curvature <= 1e-4 * slope:
-                    x = np.maximum(x + d, 0.0)
-                    g = g + Pd
-                    break
-                t *= 0.25
-        return self.safeguard(qp, x, x0, products, converged, gap=gap)
+            rz, previous = r @ z, rz
+            p = z + (rz / previous) * p
+        if not direction.any():
+            return None
+        return direction, P_direction, weights
+
+    def projected_search(self, g, direction, P_direction, weights) -> None:
+        """A projected search along the CG step: the projection zeroes many weights at
+        once where the face's minimizer leaves the simplex (a projected Newton step,
+        Bertsekas 1982)."""
+        # rounding leaves the step slightly off the sum constraint: project it back
+        # (its known product then no longer applies unless the change is negligible)
+        drift = direction.sum()
+        exact = abs(drift) <= 1e-12 * np.abs(direction).sum()
+        direction = direction - (drift / weights.sum()) * weights
+        t = 1.0
+        for _ in range(20):
+            if self.spent():
+                break
+            if t == 1.0 and exact and np.all(self.x + direction >= 0):
+                d, Pd = direction, P_direction  # inside the simplex: no product needed
+            else:
+                d = project_simplex(self.x + t * direction, self.qp.total) - self.x
+                Pd = self.product(d)
+            slope, curvature = g @ d, d @ Pd
+            if slope < 0 and slope + 0.5 * curvature <= 1e-4 * slope:
+                self.x = np.maximum(self.x + d, 0.0)
+                break
+            t *= 0.25

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..numerics.simplex import project_simplex
 from .base import QPBackend, QPResult
-from ..simplex import project_simplex
 from .problem import SimplexQP
 
 

@@ -12,10 +12,10 @@ from .cause_fs import AllFeatures, CauseFSSelector
 from .laplacian_score import LaplacianScore
 from .mcfs import MCFS
 from .ndfs import NDFS
-from .registry import SelectorRegistry, available_selectors, make_selector
+from .registry import SelectorRegistry, available_selectors, get_selector, make_selector
 from .spec import SPEC
 from .udfs import UDFS
 
 __all__ = ["BUILTIN_SELECTORS", "AllFeatures", "CauseFSSelector", "LaplacianScore", "MCFS",
            "NDFS", "SPEC", "Selector", "SelectorRegistry", "UDFS", "available_selectors",
-           "make_selector", "ranking_from_scores"]
+           "get_selector", "make_selector", "ranking_from_scores"]

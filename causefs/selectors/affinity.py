@@ -15,8 +15,6 @@ therefore takes the null space from the connected components, explicitly.
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +23,9 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.neighbors import NearestNeighbors
+
+from ..core.validation import Interval, InvalidParameterError, check_choice, check_value
+from .base import Selector
 
 #: edge weights of :func:`knn_affinity`
 WEIGHTS = ("heat", "binary", "cosine")
@@ -39,27 +40,22 @@ DENSE_EIGEN_MAX_N = 300
 _DEFLATED = -2.0
 
 
-def check_positive(name: str, value, *, integer: bool = False, allow_zero: bool = False):
-    """``value`` as an ``int`` (``integer``) or a finite ``float`` > 0 (>= 0 with
-    ``allow_zero``); otherwise a ``ValueError`` naming the option."""
-    kind = numbers.Integral if integer else numbers.Real
-    ok = (isinstance(value, kind) and not isinstance(value, bool)
-          and math.isfinite(value) and (value >= 0 if allow_zero else value > 0))
-    if not ok:
-        what = "an integer" if integer else "a finite number"
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be {what} {bound}, got {value!r}")
-    return int(value) if integer else float(value)
+class NeighborGraphSelector(Selector):
+    """A baseline built on a kNN graph of the samples (its option ``n_neighbors``)."""
+
+    def check_data(self, n_samples, n_features, n_clusters) -> None:
+        if self.n_neighbors >= n_samples:
+            raise InvalidParameterError(f"n_neighbors={self.n_neighbors}: needs more than "
+                                        f"{self.n_neighbors} samples, the data has "
+                                        f"{n_samples}")
 
 
 def check_graph_options(n_neighbors, weight, t):
     """Validated ``(n_neighbors, weight, t)`` of :func:`knn_affinity`."""
-    n_neighbors = check_positive("n_neighbors", n_neighbors, integer=True)
-    if weight not in WEIGHTS:
-        raise ValueError(f"weight must be one of {', '.join(map(repr, WEIGHTS))}; "
-                         f"got {weight!r}")
+    n_neighbors = check_value("n_neighbors", n_neighbors, Interval(int, 1))
+    check_choice("weight", weight, WEIGHTS)
     if t is not None:
-        t = check_positive("t", t)
+        t = check_value("t", t, Interval(float, 0, closed="neither"))
         if weight != "heat":
             raise ValueError(f"t is the heat-kernel width: it needs weight='heat', "
                              f"got weight={weight!r}")
@@ -77,7 +73,7 @@ def knn_indices(X: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.ndarray
     largest = float(np.abs(X).max()) if X.size else 0.0
     if largest > np.sqrt(np.finfo(float).max / (4 * X.shape[1])):
         raise ValueError(f"values up to {largest:.3g} overflow squared distances: scale "
-                         "the features first (causefs.preprocessing.scale_features)")
+                         "the features first (causefs.numerics.scaling.scale_features)")
     if n_neighbors >= n:
         raise ValueError(f"n_neighbors={n_neighbors} needs at least {n_neighbors + 1} "
                          f"samples, got {n}")

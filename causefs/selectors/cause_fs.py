@@ -1,39 +1,105 @@
-"""CAUSE-FS as a selector (the estimator with the same hyperparameters)."""
+"""CAUSE-FS as a selector (the estimator, with the experiment's data and seed), and AllFea."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
+from ..core.scheduler import seconds_by
+from ..core.validation import InvalidParameterError
+from ..engine import build_parts
 from ..estimator import CauseFS
-from .base import Selector
+from ..model.diagnostics import describe as describe_weights
+from ..model.settings import DEFAULTS, Settings, affects_result, setting_names
+from .base import Selector, _same
+
+#: settings every method gets from the experiment (:meth:`Selector.score`'s arguments,
+#: and the scaling applied to the data before any method sees it)
+SUPPLIED = ("n_clusters", "n_features_to_select", "random_state", "preprocessing")
+#: what a report calls each built-in schedule
+SCHEDULE_LABELS = {"full": "CAUSE-FS", "ablation_I": "CAUSE-FS-I",
+                   "ablation_II": "CAUSE-FS-II"}
+#: the model's settings: a result with others set differently is a tuned setting in a
+#: report (iteration counts, solvers and checks do not make a setting non-default)
+MODEL_SETTINGS = ("alpha", "beta", "lam", "eps", "n_neighbors", "sigma", "sample_weights",
+                  "max_granularity", "treatment", "mmd_normalization")
 
 
 class CauseFSSelector(Selector):
-    """:class:`causefs.CauseFS` scores ``||W_f||_2``; keywords are its parameters.
-
-    The input is already scaled, so the estimator's own scaling is switched off.
-    """
+    """:class:`causefs.CauseFS` scores ``||W_f||_2``; its options are the estimator's
+    settings but those the experiment supplies (:data:`SUPPLIED`)."""
 
     name = "causefs"
+    display_name = "CAUSE-FS"
+    result_neutral = tuple(n for n in setting_names() if not affects_result(n))
 
-    def __init__(self, **params):
-        self.params = params
+    def __init__(self, **options):
+        unknown = sorted(set(options) - set(self.defaults()))
+        if unknown:
+            raise InvalidParameterError(
+                f"{unknown[0]}: not an option of CAUSE-FS here; its options are "
+                f"{', '.join(self.defaults())} ({', '.join(SUPPLIED)} are the "
+                "experiment's)")
+        self._options = {**self.defaults(), **options}
+        # every value checked by the settings' rules, the parts resolved with their options
+        build_parts(Settings(**self._options))
+
+    @classmethod
+    def defaults(cls) -> dict:
+        return {name: getattr(DEFAULTS, name) for name in setting_names()
+                if name not in SUPPLIED}
+
+    def options(self) -> dict:
+        return dict(self._options)
+
+    def _estimator(self, n_clusters, n_features_to_select, random_state) -> CauseFS:
+        return CauseFS(n_clusters=n_clusters, n_features_to_select=n_features_to_select,
+                       random_state=random_state, preprocessing="none", **self._options)
+
+    def check_data(self, n_samples, n_features, n_clusters) -> None:
+        self._estimator(n_clusters, None, None).settings().check_data(n_samples, n_features)
 
     def score(self, X, *, n_clusters, n_features_to_select, random_state=0):
-        params = {"preprocessing": "none", **self.params}
-        self.estimator_ = CauseFS(n_clusters=n_clusters,
-                                  n_features_to_select=min(n_features_to_select, X.shape[1]),
-                                  random_state=random_state, **params).fit(X)
+        self.estimator_ = self._estimator(n_clusters, min(n_features_to_select, X.shape[1]),
+                                          random_state).fit(X)
         return self.estimator_.scores_
 
-    def get_params(self) -> dict:
-        return dict(self.params)
+    def details(self) -> dict:
+        est = self.estimator_
+        return {"objective_history": est.objective_history_.tolist(),
+                "final_terms": est.trace_[-1]["terms"] if est.trace_ else None,
+                "n_iter": est.n_iter_, "block_seconds": seconds_by(est.trace_),
+                "n_granularities": int(est.groups_.max()) + 1,
+                "sample_weight": est.sample_weight_.tolist(),
+                "diagnostics": est.diagnostics_.summary()}
+
+    def describe(self, details: Mapping) -> list[str]:
+        return [f"{details['n_iter']} iterations, {details['n_granularities']} feature "
+                "granularities",
+                "objective by iteration: "
+                + ", ".join(f"{v:.6g}" for v in details["objective_history"]),
+                describe_weights(details["diagnostics"])]
+
+    @classmethod
+    def label(cls, options: Mapping) -> str:
+        schedule = options.get("schedule", DEFAULTS.schedule)
+        name = schedule.get("name") if isinstance(schedule, Mapping) else schedule
+        return SCHEDULE_LABELS.get(name, f"CAUSE-FS[{name}]")
+
+    @classmethod
+    def is_default(cls, options: Mapping) -> bool:
+        kernel = options.get("kernel", DEFAULTS.kernel)
+        kernel = kernel.get("name") if isinstance(kernel, Mapping) else kernel
+        return kernel == DEFAULTS.kernel and all(
+            _same(options[k], getattr(DEFAULTS, k)) for k in MODEL_SETTINGS if k in options)
 
 
 class AllFeatures(Selector):
     """AllFea: every feature, whatever rho (scores are all equal)."""
 
     name = "all_features"
+    display_name = "AllFea"
     select_all = True
 
     def score(self, X, *, n_clusters, n_features_to_select, random_state=0):

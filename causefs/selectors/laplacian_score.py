@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graphs import laplacian_matmul
-from ..preprocessing import constant_features
-from .affinity import check_graph_options, knn_affinity
-from .base import Selector
+from ..numerics.laplacian import laplacian_matmul
+from ..numerics.scaling import constant_features
+from .affinity import NeighborGraphSelector, check_graph_options, knn_affinity
 
 #: quotient given to a feature whose denominator vanishes: above 2, the largest value
 #: that f'Lf / f'Df can take (the spectrum of the normalized Laplacian lies in [0, 2])
@@ -45,7 +44,7 @@ def laplacian_quotients(A, X: np.ndarray, *, centered: bool):
     return quotients, defined
 
 
-class LaplacianScore(Selector):
+class LaplacianScore(NeighborGraphSelector):
     """Laplacian Score: features that respect the kNN graph's locality score high.
 
     He, X., Cai, D. & Niyogi, P. (2005). Laplacian Score for Feature Selection. NIPS 18.
@@ -78,6 +77,7 @@ class LaplacianScore(Selector):
     """
 
     name = "laplacian_score"
+    display_name = "LapScore"
 
     def __init__(self, n_neighbors=5, weight="heat", t=None):
         self.n_neighbors, self.weight, self.t = check_graph_options(n_neighbors, weight, t)

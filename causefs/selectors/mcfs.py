@@ -5,15 +5,20 @@ from __future__ import annotations
 import numpy as np
 from sklearn.linear_model import Lars
 
-from ..preprocessing import constant_features
-from .affinity import SpectralGraph, check_graph_options, check_positive, knn_affinity
-from .base import Selector
+from ..core.validation import Interval, check_value
+from ..numerics.scaling import constant_features
+from .affinity import (
+    NeighborGraphSelector,
+    SpectralGraph,
+    check_graph_options,
+    knn_affinity,
+)
 
 #: score of a constant feature: below 0, the score of every feature no regression picks
 CONSTANT_SCORE = -1.0
 
 
-class MCFS(Selector):
+class MCFS(NeighborGraphSelector):
     """MCFS: sparse regressions of the data onto the graph's spectral embedding.
 
     Cai, D., Zhang, C. & He, X. (2010). Unsupervised Feature Selection for Multi-Cluster
@@ -51,6 +56,7 @@ class MCFS(Selector):
     """
 
     name = "mcfs"
+    display_name = "MCFS"
 
     def __init__(self, n_neighbors=5, weight="heat", t=None):
         self.n_neighbors, self.weight, self.t = check_graph_options(n_neighbors, weight, t)
@@ -58,9 +64,9 @@ class MCFS(Selector):
     def coefficients(self, X, *, n_clusters, n_features_to_select, random_state=0):
         """The sparse coefficients ``a_k`` as rows, shape (n_clusters, d)."""
         X = np.asarray(X, dtype=float)
-        n_clusters = check_positive("n_clusters", n_clusters, integer=True)
-        n_features_to_select = check_positive("n_features_to_select", n_features_to_select,
-                                              integer=True)
+        n_clusters = check_value("n_clusters", n_clusters, Interval(int, 1))
+        n_features_to_select = check_value("n_features_to_select", n_features_to_select,
+                                           Interval(int, 1))
         A = knn_affinity(X, n_neighbors=self.n_neighbors, weight=self.weight, t=self.t)
         graph = SpectralGraph.from_affinity(A)
         _, xi = graph.eigenpairs(n_clusters, random_state)

@@ -8,9 +8,9 @@ import numpy as np
 import scipy.linalg
 from sklearn.cluster import KMeans
 
-from ..preprocessing import constant_features
-from .affinity import SpectralGraph, check_positive, knn_affinity
-from .base import Selector
+from ..core.validation import Interval, check_value
+from ..numerics.scaling import constant_features
+from .affinity import NeighborGraphSelector, SpectralGraph, knn_affinity
 from .udfs import CONSTANT_SCORE, has_converged, l21_reweights
 
 #: F0 = Y (Y'Y)^-1/2 + INIT_OFFSET / sqrt(n): no entry of F0 is 0 (a multiplicative
@@ -44,7 +44,7 @@ def spectral_clustering_indicator(graph: SpectralGraph, n_clusters: int, random_
     return Y / np.sqrt(np.maximum(Y.sum(axis=0), 1.0)) + INIT_OFFSET / np.sqrt(len(labels))
 
 
-class NDFS(Selector):
+class NDFS(NeighborGraphSelector):
     """NDFS: non-negative spectral clustering and l2,1 regression learned jointly.
 
     Li, Z., Yang, Y., Liu, J., Zhou, X. & Lu, H. (2012). Unsupervised Feature Selection
@@ -98,19 +98,20 @@ class NDFS(Selector):
     """
 
     name = "ndfs"
+    display_name = "NDFS"
 
     def __init__(self, n_neighbors=5, alpha=1.0, beta=1.0, gamma=1e8, max_iter=100, tol=1e-4):
-        self.n_neighbors = check_positive("n_neighbors", n_neighbors, integer=True)
-        self.alpha = check_positive("alpha", alpha)
-        self.beta = check_positive("beta", beta)
-        self.gamma = check_positive("gamma", gamma)
-        self.max_iter = check_positive("max_iter", max_iter, integer=True)
-        self.tol = check_positive("tol", tol, allow_zero=True)
+        self.n_neighbors = check_value("n_neighbors", n_neighbors, Interval(int, 1))
+        self.alpha = check_value("alpha", alpha, Interval(float, 0, closed="neither"))
+        self.beta = check_value("beta", beta, Interval(float, 0, closed="neither"))
+        self.gamma = check_value("gamma", gamma, Interval(float, 0, closed="neither"))
+        self.max_iter = check_value("max_iter", max_iter, Interval(int, 1))
+        self.tol = check_value("tol", tol, Interval(float, 0))
 
     def solve(self, X, *, n_clusters, random_state=0) -> NDFSResult:
         """Run the alternating updates on the non-constant features of ``X``."""
         X = np.asarray(X, dtype=float)
-        n_clusters = check_positive("n_clusters", n_clusters, integer=True)
+        n_clusters = check_value("n_clusters", n_clusters, Interval(int, 1))
         graph = SpectralGraph.from_affinity(
             knn_affinity(X, n_neighbors=self.n_neighbors, weight="heat"))
         X = X[:, ~constant_features(X)]

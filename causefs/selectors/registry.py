@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ..core.validation import construct
 from ..plugins import manager
-from ..plugins.registry import Registry, construct
+from ..plugins.registry import Registry
 from . import builtin
 from .base import Selector
 
@@ -18,17 +19,19 @@ class SelectorRegistry(Registry):
         self._add_class("selector", cls)
 
 
-_selectors: list = [None, None]  # (generation, SelectorRegistry)
+def _collect_selectors() -> SelectorRegistry:
+    registry = SelectorRegistry()
+    manager.collect("causefs_register_selectors", registry)
+    return registry
+
+
+_SELECTORS = manager.PerGeneration(_collect_selectors)
 
 
 def selectors() -> SelectorRegistry:
     """The selectors of every registered plugin (rebuilt when the plugins change)."""
     manager.ensure_registered(builtin, "builtin_selectors")
-    if _selectors[0] != manager.generation() or _selectors[1] is None:
-        registry = SelectorRegistry()
-        manager.collect("causefs_register_selectors", registry)
-        _selectors[:] = [manager.generation(), registry]
-    return _selectors[1]
+    return _SELECTORS.get()
 
 
 def available_selectors() -> list[str]:
@@ -36,6 +39,11 @@ def available_selectors() -> list[str]:
     return selectors().names("selector")
 
 
+def get_selector(name: str) -> type:
+    """The selector class registered as ``name``."""
+    return selectors().get("selector", name)
+
+
 def make_selector(name: str, **options) -> Selector:
     """Instantiate the selector registered as ``name`` with ``options``."""
-    return construct("selector", selectors().get("selector", name), **options)
+    return construct("method", get_selector(name), options)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
-from ..preprocessing import constant_features
-from .affinity import SpectralGraph, check_graph_options, knn_affinity
-from .base import Selector
+from ..core.validation import Interval, Options, check_value
+from ..numerics.scaling import constant_features
+from .affinity import (
+    NeighborGraphSelector,
+    SpectralGraph,
+    check_graph_options,
+    knn_affinity,
+)
 from .laplacian_score import laplacian_quotients
 
 #: phi_3 given to a feature without a normalized f^ (constant, or 0 wherever the graph
@@ -17,16 +20,12 @@ WORST_PHI3 = -1.0
 
 
 def check_style(style) -> int:
-    """``style`` as an int: -1 (phi_1), 0 (phi_2) or k >= 2 (phi_3 with k eigenvectors)."""
-    if (not isinstance(style, numbers.Integral) or isinstance(style, bool)
-            or not (style in (-1, 0) or style >= 2)):
-        raise ValueError(f"style must be -1 (phi_1), 0 (phi_2) or an integer k >= 2 "
-                         f"(phi_3 over xi_2..xi_k; k = 1 would sum over no eigenvector), "
-                         f"got {style!r}")
-    return int(style)
+    """``style``: -1 (phi_1), 0 (phi_2) or k >= 2 (phi_3 over xi_2..xi_k; k = 1 would
+    sum over no eigenvector)."""
+    return int(check_value("style", style, Options([-1, 0]), Interval(int, 2)))
 
 
-class SPEC(Selector):
+class SPEC(NeighborGraphSelector):
     """SPEC: how well each feature agrees with the spectrum of the kNN graph.
 
     Zhao, Z. & Liu, H. (2007). Spectral Feature Selection for Supervised and Unsupervised
@@ -71,6 +70,7 @@ class SPEC(Selector):
     """
 
     name = "spec"
+    display_name = "SPEC"
 
     def __init__(self, style=0, n_neighbors=5, weight="heat", t=None):
         self.style = check_style(style)

@@ -6,9 +6,9 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from ..preprocessing import constant_features
-from .affinity import check_positive, knn_indices
-from .base import Selector
+from ..core.validation import Interval, check_value
+from ..numerics.scaling import constant_features
+from .affinity import NeighborGraphSelector, knn_indices
 
 #: score of a constant feature: below 0, the smallest row norm ||w_i||
 CONSTANT_SCORE = -1.0
@@ -57,7 +57,7 @@ def local_discriminative_matrix(X: np.ndarray, n_neighbors: int, lam: float) -> 
     return 0.5 * (M + M.T)
 
 
-class UDFS(Selector):
+class UDFS(NeighborGraphSelector):
     """UDFS: local discriminative analysis with a row-sparse projection.
 
     Yang, Y., Shen, H. T., Ma, Z., Huang, Z. & Zhou, X. (2011). l2,1-Norm Regularized
@@ -100,18 +100,19 @@ class UDFS(Selector):
     """
 
     name = "udfs"
+    display_name = "UDFS"
 
     def __init__(self, n_neighbors=5, gamma=0.1, lam=1000.0, max_iter=30, tol=1e-4):
-        self.n_neighbors = check_positive("n_neighbors", n_neighbors, integer=True)
-        self.gamma = check_positive("gamma", gamma)
-        self.lam = check_positive("lam", lam)
-        self.max_iter = check_positive("max_iter", max_iter, integer=True)
-        self.tol = check_positive("tol", tol, allow_zero=True)
+        self.n_neighbors = check_value("n_neighbors", n_neighbors, Interval(int, 1))
+        self.gamma = check_value("gamma", gamma, Interval(float, 0, closed="neither"))
+        self.lam = check_value("lam", lam, Interval(float, 0, closed="neither"))
+        self.max_iter = check_value("max_iter", max_iter, Interval(int, 1))
+        self.tol = check_value("tol", tol, Interval(float, 0))
 
     def projection(self, X, *, n_clusters):
         """``W`` (d_varying, c) over the non-constant features, and the objective history."""
         X = np.asarray(X, dtype=float)
-        n_clusters = check_positive("n_clusters", n_clusters, integer=True)
+        n_clusters = check_value("n_clusters", n_clusters, Interval(int, 1))
         M = local_discriminative_matrix(X[:, ~constant_features(X)], self.n_neighbors,
                                         self.lam)
         c = min(n_clusters, M.shape[0])

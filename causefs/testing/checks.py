@@ -14,17 +14,17 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ..contracts import (
+from ..core.contracts import (
     BlockContractError,
     check_descent,
     check_purity,
     check_returned_state,
     fingerprints,
 )
-from ..objective import CauseFSObjective
+from ..core.state import STATE_FIELDS, State
+from ..model.objective import CauseFSObjective
 from ..qp import QPResult, SimplexQP
 from ..qp.gradient_projection_cg import GradientProjectionCGBackend
-from ..state import STATE_FIELDS, State
 from .strategies import problems, simplex_qps, states
 
 
@@ -57,7 +57,8 @@ def _check_graph(name, A, n, k):
 
 
 def check_state(state: State) -> None:
-    """Assert that every variable set in ``state`` satisfies SPEC's constraints."""
+    """Assert that every variable set in ``state`` satisfies its constraints
+    (docs/MODEL.md, "Variables")."""
     p = state.problem
     n, d, h, k = p.n_samples, p.n_features, p.n_clusters, p.n_neighbors
     if state.W is not None:
@@ -108,7 +109,7 @@ def check_step(block, state: State, rtol: float = 1e-9) -> State:
     """Run one step of ``block`` on ``state`` and assert the block contract.
 
     The contract the scheduler checks with ``check="strict"``
-    (:mod:`causefs.contracts`: a new State of the same problem, only declared writes
+    (:mod:`causefs.core.contracts`: a new State of the same problem, only declared writes
     changed, the input untouched, no rise of the objective for a descent block, with
     re-estimated adaptive parameters substituted into both sides), plus valid variables
     (:func:`check_state`) and determinism.
@@ -162,11 +163,12 @@ def check_block(block, *, strategy=None, max_examples: int | None = None,
 @st.composite
 def _kernel_cases(draw, kernel):
     problem = draw(problems(kernel=kernel))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
     d = problem.n_features
     K = (rng.random((d, d)) < draw(st.sampled_from([0.0, 0.3, 1.0]))) & ~np.eye(d, dtype=bool)
     v = rng.standard_normal(problem.n_samples)
-    return problem, K, v
+    return problem, K, v, seed
 
 
 def check_kernel(kernel, *, max_examples: int | None = None, rtol: float = 1e-8) -> None:
@@ -179,8 +181,8 @@ def check_kernel(kernel, *, max_examples: int | None = None, rtol: float = 1e-8)
     @_settings(max_examples)
     @given(_kernel_cases(kernel))
     def property_(case):
-        problem, K, v = case
-        op = kernel.balance_operator(problem.X, problem.coding, K, seed=problem.seed)
+        problem, K, v, seed = case
+        op = kernel.balance_operator(problem.X, problem.coding, K, seed=seed)
         H = np.asarray(op.dense(), dtype=float)
         n = problem.n_samples
         assert H.shape == (n, n), f"dense() has shape {H.shape}, expected {(n, n)}"
@@ -198,7 +200,7 @@ def check_kernel(kernel, *, max_examples: int | None = None, rtol: float = 1e-8)
         if diagonal is not None:
             assert np.allclose(diagonal, np.diag(H), atol=rtol * scale), \
                 "diagonal() differs from the diagonal of dense()"
-        again = kernel.balance_operator(problem.X, problem.coding, K, seed=problem.seed)
+        again = kernel.balance_operator(problem.X, problem.coding, K, seed=seed)
         assert abs(again.quad(v) - quad) <= tolerance, "operator not reproducible for a seed"
         if not K.any():
             assert abs(quad) <= tolerance, "empty confounder sets must give a zero balance term"

@@ -11,10 +11,12 @@ import scipy.sparse as sp
 from hypothesis import strategies as st
 
 from ..blocks.selection_matrix import irls_weights
+from ..core.state import State
+from ..engine import balance_of
 from ..kernels import LinearKernel
-from ..preprocessing import treatment_coding
+from ..model.problem import Problem
+from ..model.treatment_coding import treatment_coding
 from ..qp import SimplexQP
-from ..state import Problem, State
 
 
 def random_graph(rng: np.random.Generator, n: int, k: int) -> sp.csc_array:
@@ -45,8 +47,9 @@ def random_data(rng: np.random.Generator, n: int, d: int, duplicates: bool) -> n
 
 @st.composite
 def problems(draw, min_samples=12, max_samples=30, min_features=3, max_features=10,
-             kernel=None, beta=None, mu_total=None):
-    """A random :class:`~causefs.state.Problem` (small sizes; kernel defaults to linear).
+             kernel=None, beta=None, sample_weights=None):
+    """A random :class:`~causefs.model.problem.Problem` (small sizes; the balance operator
+    is the linear kernel's unless ``kernel`` is given, in the ``auto`` balance form).
 
     Some problems are as small as the closed forms allow (``n = k + 2``) and some have
     binary or mostly tied columns, whose median split leaves a group empty.
@@ -76,15 +79,17 @@ def problems(draw, min_samples=12, max_samples=30, min_features=3, max_features=
         lam=log_uniform(-3, 1),
         eps=log_uniform(-10, -4),
         n_neighbors=k,
-        mu_total=mu_total if mu_total is not None else draw(st.sampled_from([1.0, float(n)])),
-        kernel=kernel if kernel is not None else LinearKernel(),
-        seed=seed % (2**31),
+        sample_weights=sample_weights if sample_weights is not None
+        else draw(st.sampled_from(["simplex", "mean_one"])),
+        balance=balance_of(kernel if kernel is not None else LinearKernel(), "auto",
+                           seed % (2**31)),
     )
 
 
 @st.composite
 def states(draw, problem=None, granular=True, **problem_options):
-    """A random valid :class:`~causefs.state.State` with every variable of SPEC's table set.
+    """A random valid :class:`~causefs.core.state.State` with every variable set
+    (:data:`~causefs.core.state.STATE_FIELDS`).
 
     ``granular=False`` gives a state without granular graphs (ablation II), ``None``
     draws either. Adaptive parameters gamma and xi are random non-negative numbers (the

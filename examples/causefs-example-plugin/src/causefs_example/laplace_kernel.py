@@ -3,6 +3,7 @@
 import numpy as np
 from scipy.spatial.distance import pdist, squareform
 
+from causefs.core.parts import Cost
 from causefs.kernels import Kernel
 from causefs.kernels.base import GramBalance
 
@@ -38,3 +39,11 @@ class LaplaceKernel(Kernel):
             np.fill_diagonal(gram, 1.0)
             H += np.outer(coding[:, r], coding[:, r]) * gram
         return GramBalance(H)
+
+    def cost(self, size):
+        """What a fit's budget counts for this kernel (causefs.budget): a product with
+        the dense (n, n) Hessian, and the Hessian with the (n, n) distances it is built
+        from."""
+        n = size.n_samples
+        return Cost(flops=2.0 * n * n, memory={"balance_operator": 3 * n * n * 8},
+                    advice={"balance_operator": "use kernel='linear' (laplace is dense)"})

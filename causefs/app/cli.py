@@ -1,0 +1,229 @@
+"""The ``causefs`` command: a thin Hydra layer over the library.
+
+Configuration groups mirror the plugin kinds (``schedule/``, ``kernel/``, ``qp/``,
+``method/``) plus ``dataset/`` and ``experiment/``; see ``conf/config.yaml``. One run
+fits one method of the selector registry (CAUSE-FS is one of them) on one dataset,
+evaluates its ranking with the paper's protocol, prints a report and writes
+``result.json`` into Hydra's run directory and, when ``store.enabled``, into the results
+store (skipping a job whose result is already stored, so a sweep resumes).
+
+The whole configuration is checked (:mod:`causefs.app.config_checks`) before the data is
+loaded, and the data-bounded keys right after, so a bad key fails before any fit, in
+the first job of a sweep. A user error (bad key, missing or malformed data file, a
+memory budget that does not fit) is printed as one line ``causefs: error: ...`` with
+exit status 2; set ``CAUSEFS_DEBUG=1`` for the full traceback. Hydra is imported here
+and in :mod:`causefs.app.configs` only.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import hydra
+import numpy as np
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+
+from .._version import __version__
+from ..budget import MemoryLimitError
+from ..core.validation import InvalidParameterError
+from ..datasets import Dataset, DatasetError, load_dataset
+from ..numerics.scaling import scale_features
+from ..selectors import Selector, ranking_from_scores
+from .config_checks import ConfigError, check_against_data, check_config, make_method
+from .configs import register_configs
+from .evaluation import causal_recovery, evaluate_ranking, evaluate_shift
+from .store import ResultStore, StoreError, job_key, write_json_atomic
+
+#: environment variable that turns the one-line user errors into full tracebacks
+DEBUG_ENV_VAR = "CAUSEFS_DEBUG"
+
+#: errors of the user's making: printed as one line (the message names the key or file)
+USER_ERRORS = (InvalidParameterError, DatasetError, MemoryLimitError, StoreError)
+
+
+def versions() -> dict:
+    import cvxpy
+    import scipy
+    import sklearn
+
+    return {"causefs": __version__, "python": platform.python_version(), "numpy": np.__version__,
+            "scipy": scipy.__version__, "scikit-learn": sklearn.__version__,
+            "cvxpy": cvxpy.__version__, "hydra": hydra.__version__}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run: the method, the number of clusters, and what determines the result."""
+
+    method: Selector
+    n_clusters: int
+    spec: dict
+
+    @property
+    def key(self) -> str:
+        return job_key(self.spec)
+
+
+def load(cfg: DictConfig) -> Dataset:
+    """The configured dataset."""
+    options = {k: v for k, v in OmegaConf.to_container(cfg.dataset, resolve=True).items()
+               if k not in ("name", "path", "label_column")}
+    return load_dataset(cfg.dataset.name, path=cfg.dataset.get("path"),
+                        data_home_path=cfg.get("data_dir"),
+                        label_column=cfg.dataset.get("label_column"), **options)
+
+
+def plan(cfg: DictConfig, data: Dataset) -> Job:
+    """The job: its method checked against the data, and the specification hashed into
+    its store key (the data by content, the code's version, the method's options that
+    can change the result, the seeds and the whole evaluation block)."""
+    n_clusters = cfg.n_clusters or data.n_classes
+    if n_clusters is None or n_clusters < 2:
+        found = "no labels" if n_clusters is None else f"{n_clusters} class"
+        raise ConfigError(f"n_clusters=null: dataset {data.name!r} has {found} to count "
+                          "clusters from; set n_clusters=<int >= 2>")
+    method = make_method(cfg)
+    check_against_data(cfg, method, *data.X.shape, n_clusters)
+    options = {k: v for k, v in OmegaConf.to_container(cfg.method, resolve=True).items()
+               if k != "name" and k not in method.result_neutral}
+    dataset = {k: v for k, v in OmegaConf.to_container(cfg.dataset, resolve=True).items()
+               if k != "path"}
+    spec = {
+        "dataset": {**dataset, "sha256": data.sha256()},
+        "version": __version__,
+        "n_features_to_select": cfg.n_features_to_select,
+        "method": cfg.method.name,
+        "params": options,
+        "n_clusters": n_clusters,
+        "preprocessing": cfg.preprocessing,
+        "random_state": cfg.random_state,
+        "evaluation": OmegaConf.to_container(cfg.evaluation, resolve=True),
+    }
+    return Job(method=method, n_clusters=n_clusters, spec=spec)
+
+
+def score(cfg: DictConfig, job: Job, X: np.ndarray) -> dict:
+    """Fit the method on the scaled data: its scores, ranking and details."""
+    start = time.perf_counter()
+    scores = job.method.score(X, n_clusters=job.n_clusters,
+                              n_features_to_select=max(int(r) for r in cfg.evaluation.rhos),
+                              random_state=cfg.random_state)
+    seconds = time.perf_counter() - start
+    ranking = ranking_from_scores(scores)
+    return {"fit_seconds": seconds, **job.method.details(),
+            "scores": np.asarray(scores).tolist(), "ranking": ranking.tolist(),
+            "selected_features": ranking[: cfg.n_features_to_select].tolist()}
+
+
+def evaluate(cfg: DictConfig, job: Job, data: Dataset, X: np.ndarray, ranking) -> dict:
+    """k-means on the top rho features (and on all, and on a test environment where the
+    dataset has one); causal-feature recovery where the dataset knows its causal features."""
+    evaluation, rhos = cfg.evaluation, [int(r) for r in cfg.evaluation.rhos]
+    out = {"metrics": None}
+    select_all = job.method.select_all
+    if evaluation.enabled and data.y is not None:
+        options = dict(n_clusters=job.n_clusters, n_runs=evaluation.n_runs,
+                       seed=evaluation.seed, nmi_average=evaluation.nmi_average)
+        metrics = {"selected": evaluate_ranking(X, data.y, ranking, rhos,
+                                                select_all=select_all, **options)}
+        if evaluation.all_features and not select_all:
+            metrics["all_features"] = evaluate_ranking(X, data.y, ranking, rhos[:1],
+                                                       select_all=True, **options)
+        if getattr(data, "X_test", None) is not None:  # a shifted benchmark
+            metrics["test_environment"] = evaluate_shift(
+                data.X_test, data.y_test, ranking, rhos, preprocessing=cfg.preprocessing,
+                select_all=select_all, **options)
+        out["metrics"] = metrics
+    if getattr(data, "causal", None) is not None:
+        out["causal_recovery"] = causal_recovery(ranking, data.causal, rhos, data.spurious)
+    return out
+
+
+def write(cfg: DictConfig, result: dict, output_dir: Path | None,
+          store: ResultStore | None) -> None:
+    """``result.json`` into the run directory, and the entry into the store."""
+    if output_dir is None:
+        output_dir = Path(HydraConfig.get().runtime.output_dir)
+    path = Path(output_dir) / cfg.result_file
+    write_json_atomic(path, result)
+    print(f"result written to {path}")
+    if store is not None:
+        print(f"stored as {store.put(result['key'], result)}")
+
+
+def run(cfg: DictConfig, output_dir: Path | None = None) -> dict:
+    """Check the configuration, then fit, evaluate, report, and write the result (run
+    directory and store)."""
+    check_config(cfg)
+    data = load(cfg)
+    job = plan(cfg, data)
+    if cfg.evaluation.enabled and data.y is None:
+        print(f"no evaluation: dataset {data.name!r} has no labels")
+    store = ResultStore(cfg.store.dir) if cfg.store.enabled else None
+    if store is not None and not cfg.store.overwrite:
+        stored = store.lookup(job.key, job.spec)
+        if stored is not None:
+            print(f"result {job.key} already in {store.root}: skipped")
+            return stored
+    X = scale_features(np.asarray(data.X, dtype=float), cfg.preprocessing)
+    result = {"key": job.key, "job": job.spec, "config": OmegaConf.to_container(cfg, resolve=True),
+              "dataset": {"name": data.name, "source": data.source, "n_samples": X.shape[0],
+                          "n_features": X.shape[1], "n_classes": data.n_classes,
+                          "image_shape": data.image_shape},
+              "versions": versions()}
+    result.update(score(cfg, job, X))
+    result.update(evaluate(cfg, job, data, X, np.asarray(result["ranking"])))
+    report(result, job.method)
+    write(cfg, result, output_dir, store)
+    return result
+
+
+def report(result: dict, method: Selector) -> None:
+    """Print what a run did."""
+    d = result["dataset"]
+    print(f"dataset {d['name']}: {d['n_samples']} samples x {d['n_features']} features"
+          + (f", {d['n_classes']} classes" if d["n_classes"] else ""))
+    print(f"method {result['job']['method']}: {result['fit_seconds']:.2f} s")
+    for line in method.describe(result):
+        print(line)
+    print(f"selected features (best first): {result['selected_features']}")
+    for name, table in (result["metrics"] or {}).items():
+        for rho, m in table.items():
+            label = ("all features" if m["features"] == d["n_features"]
+                     else f"top {rho} features")
+            label += " of the test environment" if name == "test_environment" else ""
+            print(f"k-means on {label} ({m['n_runs']} runs): "
+                  f"ACC {100 * m['acc_mean']:.2f} +- {100 * m['acc_std']:.2f} %, "
+                  f"NMI {100 * m['nmi_mean']:.2f} +- {100 * m['nmi_std']:.2f} %")
+    for rho, r in (result.get("causal_recovery") or {}).items():
+        print(f"causal features in the top {rho}: precision {r['precision']:.2f}, "
+              f"recall {r['recall']:.2f}, spurious fraction {r['spurious_fraction']:.2f}")
+
+
+@hydra.main(version_base="1.3", config_path="pkg://causefs.conf", config_name="config")
+def _main(cfg: DictConfig) -> None:
+    try:
+        run(cfg)
+    except USER_ERRORS as error:
+        if os.environ.get(DEBUG_ENV_VAR):
+            raise
+        message = " ".join(line.strip() for line in str(error).splitlines())  # one line
+        print(f"causefs: error: {message} (set {DEBUG_ENV_VAR}=1 for the traceback)",
+              file=sys.stderr)
+        sys.exit(2)
+
+
+def main() -> None:
+    """Console entry point (``causefs``)."""
+    register_configs()
+    _main()
+
+
+if __name__ == "__main__":  # python -m causefs.app.cli
+    sys.exit(main())

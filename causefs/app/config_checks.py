@@ -1,0 +1,191 @@
+"""Checks of a ``causefs`` command configuration, run before any data is loaded or fitted.
+
+:func:`check_config` checks every key of the composed configuration (types, ranges,
+allowed values, the method's options, a writable store) and :func:`check_against_data`
+the keys bounded by the data's shape. Each failure is a :class:`ConfigError` whose
+message names the key, the value given and what is allowed, so the command can print
+it as one line. The rules are the library's own (:mod:`causefs.core.validation`, the
+settings table, the parts' constructors); kept apart from :mod:`causefs.app.cli` so they
+are testable without Hydra.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from importlib import resources
+
+from omegaconf import DictConfig, OmegaConf
+
+from ..core.validation import (
+    BOOLEAN,
+    NONE,
+    Interval,
+    InvalidParameterError,
+    check_choice,
+    check_options,
+    check_value,
+)
+from ..datasets import BENCHMARKS, EMBEDDED, GENERATORS
+from ..model.settings import check_setting
+from ..selectors import available_selectors, make_selector
+from .configs import PART_GROUPS, check_schedule_config
+from .metrics import NMI_AVERAGES
+from .store import ResultStore, StoreError
+
+#: dataset keys every dataset has; the others are a generator's options
+_DATASET_KEYS = ("name", "path", "label_column")
+
+
+class ConfigError(InvalidParameterError):
+    """A configuration value that is not allowed (the message names the key)."""
+
+
+def _checked(check, *args):
+    """``check(*args)``, its InvalidParameterError as a ConfigError."""
+    try:
+        return check(*args)
+    except InvalidParameterError as error:
+        raise ConfigError(str(error)) from None
+
+
+def _known_config() -> DictConfig:
+    """config.yaml with its groups (``dataset``, ``method``, ...) as empty entries."""
+    text = resources.files("causefs.conf").joinpath("config.yaml").read_text()
+    config = OmegaConf.create(text)
+    for entry in config.get("defaults", []):
+        group = entry if isinstance(entry, str) else next(iter(entry))
+        if group != "_self_":
+            config[group] = {}
+    return config
+
+
+def _plain(cfg, key):
+    return OmegaConf.to_container(cfg[key], resolve=True)
+
+
+def _unknown_keys(cfg, known: DictConfig, prefix="") -> list:
+    """Keys of ``cfg`` that ``known`` (config.yaml) lacks, in the groups config.yaml
+    defines fully (the top level, ``evaluation``, ``store``)."""
+    unknown = [f"{prefix}{k}" for k in cfg if k not in known]
+    for group in ("evaluation", "store"):
+        if not prefix and group in cfg and group in known:
+            unknown += _unknown_keys(cfg[group], known[group], f"{group}.")
+    return unknown
+
+
+def check_config(cfg: DictConfig) -> None:
+    """Raise :class:`ConfigError` for the first key that is not allowed."""
+    unknown = sorted(set(_unknown_keys(cfg, _known_config())) - {"defaults"})
+    if unknown:
+        raise ConfigError(f"unknown key(s) {', '.join(unknown)}: see causefs --help")
+    _check_dataset(cfg)
+    _checked(check_value, "n_clusters", cfg.n_clusters, NONE, Interval(int, 2))
+    _checked(check_value, "n_features_to_select", cfg.n_features_to_select, Interval(int, 1))
+    _checked(check_setting, "preprocessing", cfg.preprocessing)
+    _checked(check_value, "random_state", cfg.random_state, Interval(int, 0, 2**32 - 1))
+    if not isinstance(cfg.result_file, str) or not cfg.result_file.strip() \
+            or cfg.result_file.endswith(("/", "\\")):
+        raise ConfigError(f"result_file={cfg.result_file!r}: must be a file name such as "
+                          "result.json")
+    _checked(check_schedule_config, _plain(cfg, "schedule"))
+    make_method(cfg)
+    _check_evaluation(cfg.evaluation)
+    _check_store(cfg.store)
+
+
+def _check_dataset(cfg) -> None:
+    dataset = cfg.dataset
+    name = dataset.name
+    if OmegaConf.is_missing(dataset, "path") or (name == "file" and dataset.path is None):
+        raise ConfigError("dataset.path is not set: dataset=file needs "
+                          "dataset.path=<file.npz|file.mat|file.csv>")
+    path = dataset.path
+    if path is not None and not isinstance(path, str):
+        raise ConfigError(f"dataset.path={path!r}: must be a file path")
+    if path is None:
+        _checked(check_choice, "dataset", name, [*BENCHMARKS, *EMBEDDED, *GENERATORS, "file"])
+    label_column = dataset.get("label_column")
+    _checked(check_value, "dataset.label_column", label_column, NONE, Interval(int))
+    if label_column is not None and not (path or "").lower().endswith(".csv"):
+        raise ConfigError(f"dataset.label_column={label_column}: applies to .csv files only "
+                          "(.npz/.mat files name their labels y, gnd, Y, labels, label or "
+                          "target)")
+    options = {k: v for k, v in _plain(cfg, "dataset").items() if k not in _DATASET_KEYS}
+    if options and (name not in GENERATORS or path is not None):
+        raise ConfigError(f"dataset.{sorted(options)[0]}: only generated datasets "
+                          f"({', '.join(GENERATORS)}) take generator options, this dataset "
+                          f"is {name!r}")
+    if name in GENERATORS and path is None:
+        _checked(check_options, "dataset", GENERATORS[name], options, name)
+
+
+_PART_OPTION = re.compile(rf"^method\.(?=({'|'.join(PART_GROUPS)})[.=:])")
+
+
+def _method_key(message: str) -> str:
+    """A method option that comes from a part group (``method.kernel`` is ``${kernel}``)
+    is reported under the group's own key, the one the user typed."""
+    return _PART_OPTION.sub("", message)
+
+
+def make_method(cfg: DictConfig):
+    """The configured method (a :class:`~causefs.selectors.Selector`), its options checked."""
+    options = _plain(cfg, "method")
+    if not isinstance(options, Mapping) or "name" not in options:
+        raise ConfigError("method: must be a config group entry with a name")
+    name = options.pop("name")
+    _checked(check_choice, "method", name, available_selectors())
+    try:
+        return make_selector(name, **options)
+    except InvalidParameterError as error:
+        raise ConfigError(_method_key(str(error))) from None
+
+
+def _check_evaluation(evaluation) -> None:
+    _checked(check_value, "evaluation.enabled", evaluation.enabled, BOOLEAN)
+    _checked(check_value, "evaluation.all_features", evaluation.all_features, BOOLEAN)
+    rhos = evaluation.rhos
+    plain = OmegaConf.to_container(rhos, resolve=True) if OmegaConf.is_list(rhos) else rhos
+    if not isinstance(plain, list) or not plain or not all(
+            Interval(int, 1).is_satisfied_by(rho) for rho in plain):
+        raise ConfigError(f"evaluation.rhos={plain!r}: must be a non-empty list of "
+                          "integers >= 1")
+    if len(set(plain)) < len(plain):
+        raise ConfigError(f"evaluation.rhos={plain!r}: lists a number twice")
+    _checked(check_value, "evaluation.n_runs", evaluation.n_runs, Interval(int, 1))
+    _checked(check_value, "evaluation.seed", evaluation.seed, Interval(int, 0))
+    _checked(check_choice, "evaluation.nmi_average", evaluation.nmi_average, NMI_AVERAGES)
+
+
+def _check_store(store) -> None:
+    _checked(check_value, "store.enabled", store.enabled, BOOLEAN)
+    _checked(check_value, "store.overwrite", store.overwrite, BOOLEAN)
+    if not isinstance(store.dir, str) or not store.dir.strip():
+        raise ConfigError(f"store.dir={store.dir!r}: must be a directory path")
+    if store.enabled:
+        try:
+            ResultStore(store.dir).check_writable()
+        except StoreError as error:
+            raise ConfigError(f"store.dir: {error}") from None
+
+
+def check_against_data(cfg: DictConfig, method, n_samples: int, n_features: int,
+                       n_clusters: int) -> None:
+    """The keys bounded by the data: ``n_features_to_select`` and ``evaluation.rhos``
+    <= d, ``n_clusters`` <= n, and what the method needs of the data's size. Nothing is
+    capped silently."""
+    if cfg.n_features_to_select > n_features:
+        raise ConfigError(f"n_features_to_select={cfg.n_features_to_select}: exceeds the "
+                          f"{n_features} features of the data")
+    too_many = [rho for rho in cfg.evaluation.rhos if rho > n_features]
+    if too_many and cfg.evaluation.enabled:
+        raise ConfigError(f"evaluation.rhos={list(cfg.evaluation.rhos)}: {too_many[0]} "
+                          f"exceeds the {n_features} features of the data")
+    if n_clusters > n_samples:
+        raise ConfigError(f"n_clusters={n_clusters}: exceeds the {n_samples} samples of the "
+                          "data")
+    try:
+        method.check_data(n_samples, n_features, n_clusters)
+    except InvalidParameterError as error:
+        raise ConfigError(_method_key(f"method.{error}")) from None

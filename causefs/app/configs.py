@@ -1,0 +1,132 @@
+"""Hydra config nodes generated from the plugin registries and the constructors.
+
+Every registered kernel, QP backend, schedule and selector gets a node in its config
+group (``kernel/``, ``qp/``, ``schedule/``, ``method/``), and every block a node
+``block/<name>`` listing its options, so ``causefs kernel=<any registered name>``
+composes for third-party plugins too. A node is ``{"name": ..., **defaults}`` with the
+defaults read from the code (a constructor's signature, or for ``method=causefs`` the
+settings table :class:`causefs.model.settings.Settings`): the code is their single
+source. A method option named like a part group (``schedule``, ``kernel``, ``qp``) takes
+that group's node, so ``causefs schedule=ablation_I`` reaches CAUSE-FS. A schedule's
+YAML file under ``conf/schedule/`` is its source and its node.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from importlib import resources
+
+from hydra.core.config_store import ConfigStore
+
+from ..core.validation import InvalidParameterError, constructor_options
+from ..plugins.registry import get_schedule, parts
+from ..selectors.registry import selectors
+
+_PRIMITIVES = (str, int, float, bool, type(None))
+#: config groups of the parts a method may take as options
+PART_GROUPS = ("schedule", "kernel", "qp")
+
+
+def _config_value(value):
+    """``value`` as a config value, or a TypeError for defaults a config cannot hold."""
+    if isinstance(value, _PRIMITIVES):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_config_value(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _config_value(v) for k, v in value.items()}
+    raise TypeError(f"default {value!r} cannot be written in a config")
+
+
+def _node(name: str, defaults: Mapping, owner) -> dict:
+    node = {"name": name}
+    for key, value in defaults.items():
+        try:
+            node[key] = _config_value(value)
+        except TypeError as exc:
+            raise TypeError(f"{owner.__name__}({key}=...): {exc}") from exc
+    return node
+
+
+def constructor_defaults(cls, skip=()) -> dict:
+    """Keyword options of ``cls`` with their defaults (options without one are left out,
+    as are ``*args``/``**kwargs`` and the names in ``skip``)."""
+    parameters = inspect.signature(cls).parameters
+    return {name: parameters[name].default for name in constructor_options(cls)
+            if parameters[name].default is not parameters[name].empty and name not in skip}
+
+
+def config_nodes() -> dict:
+    """``{group: {name: node}}`` for every registered piece.
+
+    Raises
+    ------
+    TypeError
+        When a default is not a config value (str, number, bool, None, list, mapping).
+    """
+    registry = parts()
+    nodes = {
+        group: {n: _node(n, constructor_defaults(registry.get(group, n)), registry.get(group, n))
+                for n in registry.names(group)}
+        for group in ("kernel", "qp")
+    }
+    nodes["schedule"] = {n: get_schedule(n) for n in registry.names("schedule")}
+    nodes["block"] = {}
+    for name in registry.names("block"):
+        cls = registry.get("block", name)
+        nodes["block"][name] = _node(name, constructor_defaults(cls, skip=cls.requires), cls)
+    methods = selectors()
+    nodes["method"] = {}
+    for name in methods.names("selector"):
+        cls = methods.get("selector", name)
+        node = _node(name, cls.defaults(), cls)
+        node.update({group: f"${{{group}}}" for group in PART_GROUPS if group in node})
+        nodes["method"][name] = node
+    return nodes
+
+
+def register_configs(store: ConfigStore | None = None) -> None:
+    """Store the nodes of :func:`config_nodes` in Hydra's ConfigStore (call before
+    composing; the CLI does at start)."""
+    store = store if store is not None else ConfigStore.instance()
+    packaged = resources.files("causefs.conf")
+    for group, nodes in config_nodes().items():
+        for name, node in nodes.items():
+            # a node next to a YAML file of the same name would become its schema
+            if not packaged.joinpath(group, f"{name}.yaml").is_file():
+                store.store(group=group, name=name, node=node, provider="causefs")
+
+
+def check_schedule_config(spec: Mapping) -> None:
+    """Refuse a schedule config that names a registered schedule but lists other blocks.
+
+    ``causefs schedule.name=ablation_I`` renames the default schedule instead of
+    choosing ablation I (that is ``schedule=ablation_I``); a schedule whose blocks were
+    edited must get a name of its own, so results are not filed under the wrong name.
+
+    Raises
+    ------
+    InvalidParameterError
+    """
+    name = spec.get("name")
+    if name not in parts().names("schedule"):
+        return
+    registered = get_schedule(name)
+    fields = ("init", "loop", "params")
+    if any((_as_plain(spec.get(f)) or None) != (_as_plain(registered.get(f)) or None)
+           for f in fields):
+        raise InvalidParameterError(
+            f"the schedule config is named {name!r}, a registered schedule, but its blocks "
+            f"or params differ from it; choose a registered schedule with schedule={name}, "
+            "and give an edited schedule a new name (schedule.name=my_schedule)")
+
+
+def _as_plain(value):
+    """Dicts and lists for mappings and sequences (a composed config and a registered
+    schedule then compare equal)."""
+    if isinstance(value, Mapping):
+        return {k: _as_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_as_plain(v) for v in value]
+    return value

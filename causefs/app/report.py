@@ -1,0 +1,365 @@
+"""Turn a results store into the paper's tables and figures.
+
+    causefs-report --store results/store --out results/report
+    python -m causefs.app.report --store ... --out ...
+
+Writes ``tables.md`` and ``tables.csv`` (ACC and NMI at 20 features: dataset columns,
+method rows, mean +- std over the k-means runs, best in bold; the paper's rows beside
+them; causal-feature recovery on the synthetic benchmark) and ``figures/`` (ACC/NMI
+against the number of selected features per dataset, objective convergence, parameter
+sensitivity, and the selected pixels drawn over sample images).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from ..core.validation import InvalidParameterError
+from ..selectors import get_selector
+from .store import ResultStore, StoreError
+
+#: the paper's Tables (ACC and NMI, %, 20 features): method -> dataset -> (mean, std)
+PAPER_ACC = {
+    "CAUSE-FS": {"jaffe": (85.08, 8.69), "umist": (55.99, 3.34), "coil20": (59.01, 3.73), "usps": (66.82, 1.26)},
+    "AllFea": {"jaffe": (77.47, 7.61), "umist": (41.50, 2.81), "coil20": (56.90, 4.16), "usps": (64.17, 2.98)},
+    "FDNFS": {"jaffe": (66.61, 4.98), "umist": (44.00, 2.99), "coil20": (49.67, 2.64), "usps": (49.78, 3.28)},
+    "HSL": {"jaffe": (77.69, 6.04), "umist": (49.79, 2.75), "coil20": (53.90, 3.29), "usps": (58.79, 3.92)},
+    "OEDFS": {"jaffe": (64.24, 5.25), "umist": (42.13, 2.68), "coil20": (49.55, 2.40), "usps": (46.07, 1.68)},
+    "FSDK": {"jaffe": (78.43, 4.52), "umist": (46.31, 2.31), "coil20": (57.64, 1.97), "usps": (62.65, 0.56)},
+    "BLFSE": {"jaffe": (58.31, 3.27), "umist": (41.06, 2.57), "coil20": (53.21, 2.36), "usps": (52.79, 1.29)},
+    "VCSDFS": {"jaffe": (72.64, 5.88), "umist": (42.32, 2.96), "coil20": (56.76, 3.35), "usps": (56.81, 4.22)},
+    "DUFS": {"jaffe": (72.10, 3.27), "umist": (47.54, 4.48), "coil20": (50.19, 2.71), "usps": (62.77, 0.28)},
+    "CNAFS": {"jaffe": (76.68, 6.81), "umist": (48.01, 2.92), "coil20": (56.63, 3.66), "usps": (61.57, 3.73)},
+}
+PAPER_NMI = {
+    "CAUSE-FS": {"jaffe": (89.26, 4.99), "umist": (72.10, 2.26), "coil20": (70.00, 1.77), "usps": (60.31, 3.12)},
+    "AllFea": {"jaffe": (82.51, 4.74), "umist": (62.96, 2.06), "coil20": (68.38, 1.96), "usps": (56.73, 0.84)},
+    "FDNFS": {"jaffe": (71.96, 2.80), "umist": (55.08, 2.31), "coil20": (51.78, 1.56), "usps": (42.21, 1.03)},
+    "HSL": {"jaffe": (80.19, 3.73), "umist": (65.74, 2.06), "coil20": (64.48, 1.92), "usps": (51.55, 1.71)},
+    "OEDFS": {"jaffe": (64.38, 3.80), "umist": (57.01, 2.40), "coil20": (55.08, 1.43), "usps": (38.07, 0.68)},
+    "FSDK": {"jaffe": (81.38, 5.67), "umist": (63.89, 2.82), "coil20": (66.84, 2.84), "usps": (56.44, 0.62)},
+    "BLFSE": {"jaffe": (62.85, 2.60), "umist": (55.20, 1.64), "coil20": (62.00, 1.60), "usps": (43.12, 1.07)},
+    "VCSDFS": {"jaffe": (77.94, 3.80), "umist": (58.66, 2.05), "coil20": (67.67, 1.64), "usps": (46.49, 1.70)},
+    "DUFS": {"jaffe": (75.41, 4.05), "umist": (59.86, 3.96), "coil20": (60.73, 1.41), "usps": (52.79, 0.88)},
+    "CNAFS": {"jaffe": (80.26, 4.23), "umist": (60.95, 2.03), "coil20": (67.27, 1.80), "usps": (53.18, 1.32)},
+}
+DATASET_ORDER = ["jaffe", "umist", "coil20", "usps", "digits", "synthetic"]
+
+
+def row_label(result: dict) -> str:
+    """The method's label (:meth:`Selector.label`), marked "(grid)" when its options are
+    not the defaults; a method no installed plugin provides keeps its name."""
+    job = result["job"]
+    try:
+        cls = get_selector(job["method"])
+    except InvalidParameterError:
+        return job["method"]
+    params = job.get("params", {})
+    return cls.label(params) + ("" if cls.is_default(params) else " (grid)")
+
+
+def dataset_of(result: dict) -> str:
+    return result["job"]["dataset"]["name"]
+
+
+def metric(result: dict, rho: int, name: str):
+    table = (result.get("metrics") or {}).get("selected") or {}
+    row = table.get(str(rho)) or table.get(rho)
+    if row is None:
+        return None
+    return 100 * row[f"{name}_mean"], 100 * row[f"{name}_std"]
+
+
+def collect(results: list, rho: int = 20) -> dict:
+    """label -> dataset -> result; grid rows reduced to the label-tuned best (ACC at rho)."""
+    rows: dict = defaultdict(dict)
+    grid: dict = defaultdict(list)
+    for r in results:
+        if dataset_of(r) == "synthetic":
+            continue  # one result per seed: reported by synthetic_table instead
+        label = row_label(r)
+        if label.endswith("(grid)"):
+            grid[(label, dataset_of(r))].append(r)
+        elif metric(r, rho, "acc") is not None:
+            rows[label][dataset_of(r)] = r
+    for (label, dataset), candidates in grid.items():
+        scored = [c for c in candidates if metric(c, rho, "acc") is not None]
+        if scored:
+            best = max(scored, key=lambda c: metric(c, rho, "acc")[0])
+            rows[label.replace("(grid)", "(tuned on labels)")][dataset] = best
+    return rows
+
+
+def _ordered(datasets):
+    return sorted(datasets, key=lambda d: (DATASET_ORDER.index(d) if d in DATASET_ORDER else 99, d))
+
+
+def markdown_table(rows: dict, name: str, rho: int, paper: dict | None = None,
+                   main: str = "CAUSE-FS") -> str:
+    datasets = _ordered({d for per in rows.values() for d in per})
+    values = {label: {d: metric(per[d], rho, name) for d in per} for label, per in rows.items()}
+    best = {d: max((v[d][0] for v in values.values() if v.get(d)), default=None) for d in datasets}
+    lines = ["| method | " + " | ".join(datasets) + " |", "|---" * (len(datasets) + 1) + "|"]
+    for label in sorted(values, key=lambda l: (not l.startswith(main), l)):
+        cells = []
+        for d in datasets:
+            value = values[label].get(d)
+            if value is None:
+                cells.append("")
+                continue
+            text = f"{value[0]:.2f} ± {value[1]:.2f}"
+            cells.append(f"**{text}**" if math.isclose(value[0], best[d]) else text)
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    if paper:
+        for label, per in paper.items():
+            cells = [f"{per[d][0]:.2f} ± {per[d][1]:.2f}" if d in per else "" for d in datasets]
+            lines.append(f"| paper: {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write_csv(path: Path, results: list) -> None:
+    with open(path, "w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(["method", "dataset", "rho", "acc_mean", "acc_std", "nmi_mean", "nmi_std",
+                      "fit_seconds", "key"])
+        for r in results:
+            for rho, m in ((r.get("metrics") or {}).get("selected") or {}).items():
+                out.writerow([row_label(r), dataset_of(r), rho, m["acc_mean"], m["acc_std"],
+                              m["nmi_mean"], m["nmi_std"], r.get("fit_seconds"), r["key"]])
+
+
+def synthetic_table(results: list) -> str:
+    per: dict = defaultdict(lambda: defaultdict(list))
+    for r in results:
+        if (dataset_of(r) != "synthetic" or not r.get("causal_recovery")
+                or _keeps_all(r)):  # its "ranking" is column order
+            continue
+        for rho, row in r["causal_recovery"].items():
+            per[row_label(r)][int(rho)].append(row)
+    if not per:
+        return ""
+    rhos = sorted({rho for rows in per.values() for rho in rows})
+    lines = ["| method | " + " | ".join(f"precision@{r} / recall@{r} / spurious@{r}"
+                                        for r in rhos) + " | seeds |",
+             "|---" * (len(rhos) + 2) + "|"]
+    for label in sorted(per):
+        cells, seeds = [], 0
+        for rho in rhos:
+            rows = per[label][rho]
+            seeds = len(rows)
+            cells.append(" / ".join(f"{np.mean([row[k] for row in rows]):.2f}"
+                                    for k in ("precision", "recall", "spurious_fraction")))
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {seeds} |")
+    return "\n".join(lines)
+
+
+def figures(results: list, rows: dict, out: Path, data_home=None,
+            main: str = "CAUSE-FS") -> list:
+    """Draw every figure the results support; returns the files written. ``main`` is the
+    label of the method whose convergence, sensitivity and pixels are drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    written = _curve_figures(rows, out, plt)
+    written += _convergence_figure(results, out, plt, main)
+    written += _sensitivity_figures(results, out, plt, main)
+    written += _pixel_figures(rows, out, plt, data_home, main)
+    return written
+
+
+def _save(fig, path: Path, plt) -> list:
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return [path]
+
+
+def _curve_figures(rows: dict, out: Path, plt) -> list:
+    """ACC and NMI against the number of selected features, a panel per dataset."""
+    from tqdm.auto import tqdm
+
+    written = []
+    datasets = _ordered({d for per in rows.values() for d in per})
+    for name in tqdm(("acc", "nmi"), desc="curves", disable=None):
+        width = max(len(datasets), 1)
+        fig, axes = plt.subplots(1, width, figsize=(4 * width, 3.2), squeeze=False)
+        for ax, dataset in zip(axes[0], datasets):
+            for label in sorted(rows):
+                r = rows[label].get(dataset)
+                if r is None:
+                    continue
+                table = r["metrics"]["selected"]
+                rhos = sorted(int(k) for k in table)
+                ax.plot(rhos, [100 * table[str(k)][f"{name}_mean"] for k in rhos], marker="o",
+                        label=label)
+            ax.set_title(dataset)
+            ax.set_xlabel("selected features")
+            ax.set_ylabel(f"{name.upper()} (%)")
+        axes[0][-1].legend(fontsize=6)
+        written += _save(fig, out / f"{name}_vs_features.png", plt)
+    return written
+
+
+def _convergence_figure(results: list, out: Path, plt, main: str) -> list:
+    """The objective by iteration of the default ``main`` runs, one curve per benchmark."""
+    curves = [r for r in results if r.get("objective_history") and row_label(r) == main
+              and dataset_of(r) != "synthetic"]  # one curve per benchmark, not per seed
+    if not curves:
+        return []
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for r in curves:
+        history = np.asarray(r["objective_history"][1:])
+        ax.plot(np.arange(1, history.size + 1), history / history[0], label=dataset_of(r))
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("objective / objective after iteration 1")
+    ax.legend(fontsize=7)
+    return _save(fig, out / "convergence.png", plt)
+
+
+def _sensitivity_figures(results: list, out: Path, plt, main: str) -> list:
+    """ACC and NMI of the ``main`` grid along each swept option, the others at the best."""
+    written = []
+    grid = [r for r in results if row_label(r) == f"{main} (grid)" and metric(r, 20, "acc")]
+    for dataset in _ordered({dataset_of(r) for r in grid}):
+        runs = [r for r in grid if dataset_of(r) == dataset]
+        swept = [k for k, v in runs[0]["job"]["params"].items() if isinstance(v, float)
+                 and len({r["job"]["params"][k] for r in runs}) > 1]
+        if not swept:
+            continue
+        best = max(runs, key=lambda r: metric(r, 20, "acc")[0])["job"]["params"]
+        fig, axes = plt.subplots(1, len(swept), figsize=(3.7 * len(swept), 3.2), squeeze=False)
+        for ax, varied in zip(axes[0], swept):
+            line = sorted((r["job"]["params"][varied], metric(r, 20, "acc")[0],
+                           metric(r, 20, "nmi")[0]) for r in runs
+                          if all(math.isclose(r["job"]["params"][k], best[k])
+                                 for k in swept if k != varied))
+            if line:
+                x, acc, nmi = zip(*line)
+                ax.semilogx(x, acc, marker="o", label="ACC")
+                ax.semilogx(x, nmi, marker="s", label="NMI")
+            ax.set_xlabel(varied + " (others at the best)")
+            ax.set_ylabel("% at 20 features")
+        axes[0][0].legend()
+        fig.suptitle(f"parameter sensitivity, {dataset}")
+        written += _save(fig, out / f"sensitivity_{dataset}.png", plt)
+    return written
+
+
+def _pixel_figures(rows, out, plt, data_home, main: str) -> list:
+    """Top-20 features of ``main`` and the runner-up method over sample images."""
+    from ..datasets import load_dataset
+
+    written = []
+    for dataset, r in rows.get(main, {}).items():
+        shape = r["dataset"].get("image_shape")
+        if not shape:
+            continue
+        others = [(metric(per[dataset], 20, "acc")[0], label) for label, per in rows.items()
+                  if dataset in per and not label.startswith(main)
+                  and not _keeps_all(per[dataset])]
+        compare = [(main, r)]
+        if others:
+            runner_up = max(others)[1]
+            compare.append((runner_up, rows[runner_up][dataset]))
+        try:
+            X = load_dataset(dataset, data_home_path=data_home).X
+        except Exception:  # images not reachable here: skip the figure, keep the report
+            continue
+        samples = np.linspace(0, X.shape[0] - 1, 4).astype(int)
+        fig, axes = plt.subplots(len(compare), samples.size, figsize=(2 * samples.size, 2.1 * len(compare)),
+                                 squeeze=False)
+        for row, (label, result) in enumerate(compare):
+            top = np.asarray(result["ranking"][:20])
+            for col, i in enumerate(samples):
+                ax = axes[row][col]
+                # image datasets store pixels column-major (MATLAB order)
+                ax.imshow(X[i].reshape(shape[::-1]).T, cmap="gray")
+                rr, cc = np.unravel_index(top, shape[::-1])
+                ax.scatter(rr, cc, s=8, c="red")
+                ax.set_xticks([])
+                ax.set_yticks([])
+            axes[row][0].set_ylabel(label, fontsize=8)
+        fig.suptitle(f"top-20 features, {dataset}")
+        written += _save(fig, out / f"pixels_{dataset}.png", plt)
+    return written
+
+
+def _keeps_all(result: dict) -> bool:
+    """A result of a method that keeps every feature (its ranking is column order)."""
+    try:
+        return get_selector(result["job"]["method"]).select_all
+    except InvalidParameterError:
+        return False
+
+
+def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool = True,
+           main: str = "CAUSE-FS") -> str:
+    """Write tables (Markdown, CSV) and figures; returns the Markdown.
+
+    Raises
+    ------
+    StoreError
+        ``store_dir`` is not a directory, holds no valid entry (invalid entries are
+        skipped with a :class:`~causefs.app.store.StoreWarning` naming the file), or no entry
+        with metrics at ``rho``.
+    """
+    store = ResultStore(store_dir)
+    if not store.root.is_dir():
+        raise StoreError(f"no results store at {store.root}")
+    results = list(store)
+    if not results:
+        raise StoreError(f"no valid results in {store.root}: nothing to report")
+    rows = collect(results, rho)
+    if not rows and not any(dataset_of(r) == "synthetic" for r in results):
+        stored = sorted({int(k) for r in results
+                         for k in ((r.get("metrics") or {}).get("selected") or {})})
+        raise StoreError(f"no result in {store.root} has metrics at rho={rho} (stored: "
+                         f"{', '.join(map(str, stored)) or 'none'}): use --rho")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    parts = [f"## ACC (%) at {rho} features\n",
+             markdown_table(rows, "acc", rho, PAPER_ACC, main),
+             f"\n## NMI (%) at {rho} features\n",
+             markdown_table(rows, "nmi", rho, PAPER_NMI, main)]
+    synthetic = synthetic_table(results)
+    if synthetic:
+        parts += ["\n## Causal features recovered (synthetic benchmark, mean over seeds)\n",
+                  synthetic]
+    text = "\n".join(parts) + "\n"
+    (out / "tables.md").write_text(text)
+    write_csv(out / "tables.csv", results)
+    if with_figures and results:
+        figures(results, rows, out / "figures", data_home, main)
+    return text
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="causefs-report", description=__doc__.split("\n")[0])
+    parser.add_argument("--store", default="results/store", help="results store directory")
+    parser.add_argument("--out", default="results/report", help="output directory")
+    parser.add_argument("--rho", type=int, default=20, help="features of the tables")
+    parser.add_argument("--data-dir", default=None, help="benchmark data (default $CAUSEFS_DATA)")
+    parser.add_argument("--no-figures", action="store_true")
+    parser.add_argument("--main", default="CAUSE-FS",
+                        help="label of the method drawn in the convergence, sensitivity "
+                             "and pixel figures (default CAUSE-FS)")
+    args = parser.parse_args(argv)
+    try:
+        text = report(args.store, args.out, args.rho, args.data_dir, not args.no_figures,
+                      args.main)
+    except OSError as error:  # StoreError, or an --out that cannot be written
+        parser.exit(1, f"{parser.prog}: error: {error}\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,226 @@
+"""A results store for sweeps: one self-describing JSON file per job, written atomically.
+
+A job's key is a hash of everything that determines its result (the data's content,
+the code's version, the method and its parameters, the seeds, the evaluation settings);
+the caller builds that specification (:func:`causefs.app.cli.plan`). An entry holds its
+key, :data:`SCHEMA_VERSION` and the specification it answers, and is checked against
+them on every read: an entry that is not valid JSON, lacks a field, or answers another
+job is never trusted. :meth:`ResultStore.lookup` warns (:class:`StoreWarning`, naming the
+file), moves it into ``invalid/`` and reports a miss, so the job is computed again.
+
+A job writes ``<key>.json`` through a temporary file and an atomic rename, so a killed
+job leaves no partial result, two jobs never interleave, and a sweep re-run skips every
+job with a valid entry: an interrupted sweep resumes with nothing lost or duplicated.
+Temporary files a killed write left behind are removed when the store is opened (those
+older than :data:`STALE_TEMP_SECONDS`, so a concurrent write is never disturbed).
+Files are created with the user's umask, so a store on a shared file system is as
+readable as the user's other files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+#: version of the entry layout; an entry of another version is recomputed
+SCHEMA_VERSION = 2
+
+#: fields every entry has (besides its key, schema and job)
+REQUIRED_FIELDS = ("scores", "ranking", "selected_features", "metrics")
+
+#: a temporary file this old (seconds) belongs to a killed write: removed on open
+STALE_TEMP_SECONDS = 600
+
+#: subdirectory that invalid entries are moved into
+INVALID_DIR = "invalid"
+
+
+class StoreWarning(UserWarning):
+    """An invalid store entry was found (and, for a job's lookup, moved aside)."""
+
+
+class InvalidEntryError(ValueError):
+    """A store file that is not a valid entry for its key."""
+
+
+class StoreError(OSError):
+    """A store directory that cannot be used or holds no results."""
+
+
+def _default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def canonical(value) -> str:
+    """Canonical JSON of ``value`` (sorted keys, no whitespace)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_default)
+
+
+def job_key(spec: dict) -> str:
+    """A stable 16-hex-digit key of a job specification."""
+    return hashlib.sha256(canonical(spec).encode()).hexdigest()[:16]
+
+
+def _umask() -> int:
+    # the only portable way to read the umask is to set it; restored at once
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_json_atomic(path, payload) -> None:
+    """Write JSON to a temporary file in the same directory, then rename it into place.
+
+    The file gets the permissions of a file the user creates (``0o666`` less the umask),
+    not ``mkstemp``'s owner-only ``0o600``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(handle, 0o666 & ~_umask())
+        with os.fdopen(handle, "w") as out:
+            json.dump(payload, out, indent=1, default=_default)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def validate_entry(entry, key: str, spec: dict | None = None) -> dict:
+    """``entry`` if it is a valid entry of ``key`` (and answers ``spec``), else raise
+    :class:`InvalidEntryError` saying why."""
+    if not isinstance(entry, dict):
+        raise InvalidEntryError(f"not a JSON object but {type(entry).__name__}")
+    if entry.get("schema") != SCHEMA_VERSION:
+        raise InvalidEntryError(f"schema {entry.get('schema')!r}, expected {SCHEMA_VERSION}")
+    if entry.get("key") != key:
+        raise InvalidEntryError(f"holds key {entry.get('key')!r}")
+    job = entry.get("job")
+    if not isinstance(job, dict) or job_key(job) != key:
+        raise InvalidEntryError("its job specification does not hash to its key")
+    if spec is not None and canonical(job) != canonical(spec):
+        raise InvalidEntryError("answers another job")
+    missing = [name for name in REQUIRED_FIELDS if name not in entry]
+    if missing:
+        raise InvalidEntryError(f"missing field(s) {', '.join(missing)}")
+    return entry
+
+
+class ResultStore:
+    """Directory of job results keyed by :func:`job_key`.
+
+    Parameters
+    ----------
+    root : path
+        The directory (created on the first :meth:`put`).
+    """
+
+    def __init__(self, root):
+        self.root = Path(root).expanduser()
+        self.remove_stale_temporaries()
+
+    def path(self, key: str) -> Path:
+        return self.root / f"{key}.json"
+
+    def check_writable(self) -> None:
+        """Create the directory and a file in it, or raise :class:`StoreError`."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=self.root):
+                pass
+        except OSError as error:
+            raise StoreError(f"results store {self.root} is not writable: "
+                             f"{error.strerror or error}") from None
+
+    def remove_stale_temporaries(self, age: float = STALE_TEMP_SECONDS) -> list:
+        """Remove temporary files older than ``age`` seconds; returns their paths."""
+        removed = []
+        now = time.time()
+        for tmp in self.root.glob(".*.json.*.tmp") if self.root.is_dir() else ():
+            try:
+                if now - tmp.stat().st_mtime > age:
+                    tmp.unlink()
+                    removed.append(tmp)
+            except FileNotFoundError:  # removed meanwhile by another process
+                continue
+        return removed
+
+    def read(self, key: str, spec: dict | None = None) -> dict:
+        """The valid entry of ``key``; :class:`InvalidEntryError` (naming the file) if it
+        is unreadable or invalid, ``FileNotFoundError`` if there is none."""
+        path = self.path(key)
+        content = path.read_bytes()
+        try:
+            return validate_entry(json.loads(content), key, spec)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise InvalidEntryError(f"{path}: not valid JSON ({error})") from None
+        except InvalidEntryError as error:
+            raise InvalidEntryError(f"{path}: {error}") from None
+
+    def lookup(self, key: str, spec: dict | None = None) -> dict | None:
+        """The valid entry of ``key``, or None. An invalid entry is moved into
+        ``invalid/`` with a :class:`StoreWarning` naming both places."""
+        try:
+            return self.read(key, spec)
+        except FileNotFoundError:
+            return None
+        except InvalidEntryError as error:
+            try:
+                moved = f"moved to {self.move_aside(key)}"
+            except FileNotFoundError:  # another job of the sweep moved or replaced it
+                moved = "moved by another process"
+            warnings.warn(f"invalid store entry {error}; {moved}, recomputing",
+                          StoreWarning, stacklevel=2)
+            return None
+
+    def move_aside(self, key: str) -> Path:
+        """Move ``<key>.json`` into ``invalid/`` (never overwriting); returns its new path."""
+        folder = self.root / INVALID_DIR
+        folder.mkdir(exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        target = folder / f"{key}.{stamp}.json"
+        n = 1
+        while target.exists():
+            target = folder / f"{key}.{stamp}.{n}.json"
+            n += 1
+        os.replace(self.path(key), target)
+        return target
+
+    def put(self, key: str, result: dict, spec: dict | None = None) -> Path:
+        """Store ``result`` under ``key`` with the schema version and the job ``spec``
+        (default ``result["job"]``)."""
+        job = result.get("job") if spec is None else spec
+        if not isinstance(job, dict) or job_key(job) != key:
+            raise ValueError(f"key {key!r} is not the key of the result's job specification")
+        path = self.path(key)
+        write_json_atomic(path, {**result, "schema": SCHEMA_VERSION, "key": key, "job": job})
+        return path
+
+    def entries(self):
+        """Every valid entry; an invalid file is skipped with a :class:`StoreWarning`."""
+        for path in sorted(self.root.glob("*.json")):
+            try:
+                yield self.read(path.stem)
+            except (InvalidEntryError, OSError) as error:
+                warnings.warn(f"skipped invalid store entry {error}", StoreWarning,
+                              stacklevel=2)
+
+    def __iter__(self):
+        return self.entries()

@@ -1,0 +1,77 @@
+"""The peak memory of a fit, and the check that refuses one that would not fit.
+
+A fit holds its data and state for its whole run (``resident``) and, at any time, the
+temporaries of one phase (a d x d system, a candidate table, the balance operator...);
+the peak is the resident memory plus the largest phase. Each part declares the bytes of
+the phases it runs (:class:`causefs.core.parts.Cost`), an upper bound in float64.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..core.validation import parse_bytes
+from ..model.settings import check_setting
+
+_GIB = 1 << 30
+
+
+class MemoryLimitError(MemoryError):
+    """A fit whose estimated peak memory exceeds the budget."""
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Estimated bytes: ``resident`` for the whole fit, ``phases`` for the temporaries of
+    each phase, and what to change when a phase is too large (``advice``)."""
+
+    resident: int
+    phases: dict
+    advice: dict = field(default_factory=dict)
+
+    @property
+    def peak(self) -> int:
+        return self.resident + max(self.phases.values(), default=0)
+
+    @property
+    def worst_phase(self) -> str:
+        return max(self.phases, key=self.phases.get)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available now (Linux/macOS ``sysconf``), or None if unknown."""
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
+        return None
+
+
+def parse_memory_limit(limit) -> int | str | None:
+    """``limit`` checked (the ``memory_limit`` setting): ``"auto"``, None, or bytes."""
+    check_setting("memory_limit", limit)
+    return limit if limit is None or limit == "auto" else parse_bytes(limit)
+
+
+def check_memory(estimate: MemoryEstimate, limit) -> None:
+    """Raise :class:`MemoryLimitError` when the estimated peak exceeds ``limit``.
+
+    ``limit``: bytes, a string such as ``"8GB"``, ``"auto"`` (80% of the memory
+    available now), or None (no check).
+    """
+    budget = parse_memory_limit(limit)
+    if budget is None:
+        return
+    if budget == "auto":
+        available = available_memory()
+        if available is None:
+            return
+        budget = int(0.8 * available)
+    if estimate.peak > budget:
+        phase = estimate.worst_phase
+        advice = estimate.advice.get(phase, "reduce the number of samples")
+        raise MemoryLimitError(
+            f"this fit needs an estimated {estimate.peak / _GIB:.2f} GiB at its peak "
+            f"({phase}: {estimate.phases[phase] / _GIB:.2f} GiB), more than the budget of "
+            f"{budget / _GIB:.2f} GiB (memory_limit={limit!r}); {advice}, or raise "
+            "memory_limit")

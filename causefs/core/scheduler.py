@@ -1,0 +1,192 @@
+"""The loop that runs a schedule's blocks and minimizes an objective it is given."""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from .contracts import (
+    CHECKS,
+    check_descent,
+    check_purity,
+    check_returned_state,
+    fingerprints,
+)
+from .schedule import validate_blocks
+from .state import State
+from .validation import check_choice
+
+logger = logging.getLogger("causefs")
+
+#: seconds between two progress messages at INFO
+LOG_INTERVAL = 5.0
+
+
+class Objective(Protocol):
+    """What the scheduler minimizes; it knows nothing else about the model.
+
+    ``needs(problem)`` names the state variables that must be set before the objective
+    can be evaluated; ``objective(state, cache)`` returns an object with ``total`` (a
+    float) and ``terms`` (a dict), reusing ``cache`` (a dict the scheduler keeps for
+    one run) as it likes. :class:`causefs.model.objective.CauseFSObjective` is CAUSE-FS's.
+    """
+
+    def needs(self, problem) -> tuple: ...
+
+    def __call__(self, state: State, cache: dict | None = None): ...
+
+
+@dataclass
+class FitResult:
+    """What a run of the scheduler produced.
+
+    Attributes
+    ----------
+    state : State
+        Final state.
+    trace : list of dict
+        One record per block run: ``iteration`` (0 = initialization), ``block``,
+        ``kind``, ``seconds`` (the block's own time), ``objective`` / ``terms`` after it,
+        and ``info``, the block's diagnostics (``Block.info_``: the mu block's QP
+        ``qp_iterations`` and ``qp_converged``). The objective is evaluated after the
+        last block of the initialization and of every iteration, and after every block
+        only when the run asked for a ``trace``; elsewhere (and while the
+        initialization has not set what the objective needs) they are None.
+    history : list of float
+        Objective after the initialization and after every iteration.
+    n_iter : int
+        Loop iterations run.
+    converged : bool
+        Whether the relative change fell below ``tol`` before ``max_iter``.
+    """
+
+    state: State
+    trace: list
+    history: list
+    n_iter: int
+    converged: bool
+
+
+def seconds_by(trace: list, field: str = "block") -> dict:
+    """Total block time of a trace grouped by a record field (``block`` or ``iteration``)."""
+    totals: dict = {}
+    for record in trace:
+        totals[record[field]] = totals.get(record[field], 0.0) + record["seconds"]
+    return totals
+
+
+class _Run:
+    """One run of a schedule: the current state, the trace, and the objective's cache."""
+
+    def __init__(self, state, objective, *, trace, check, rtol, callback):
+        self.state, self.objective = state, objective
+        self.needs = set(objective.needs(state.problem))
+        self.trace, self.check, self.rtol, self.callback = trace, check, rtol, callback
+        self.records: list = []
+        self.cache: dict = {}  # objective terms whose inputs a block left untouched
+
+    def phase(self, blocks: Sequence, iteration: int):
+        """Run ``blocks`` once; the record of the last one (None for no block)."""
+        record = None
+        for position, block in enumerate(blocks):
+            record = self.step(block, iteration, blocks, position == len(blocks) - 1)
+        return record
+
+    def step(self, block, iteration: int, phase: Sequence, last: bool) -> dict:
+        before = self.state
+        prints = fingerprints(before) if self.check == "strict" else None
+        start = time.perf_counter()
+        after = block.step(before)
+        seconds = time.perf_counter() - start
+        check_returned_state(block, before, after, iteration)
+        if self.check == "strict":
+            check_purity(block, before, prints, after, iteration)
+            if self.needs <= before.available():
+                check_descent(block, self.objective, before, after, self.rtol, iteration)
+        self.state = after
+        record = {"iteration": iteration, "block": block.name, "kind": block.kind,
+                  "seconds": seconds, "objective": None, "terms": None,
+                  "info": dict(block.info_)}
+        if (self.trace or last) and self.needs <= after.available():
+            value = self.evaluate(block, iteration, phase)
+            record["objective"], record["terms"] = value.total, value.terms
+        self.records.append(record)
+        if self.callback is not None:
+            self.callback(record)
+        return record
+
+    def evaluate(self, block, iteration: int, phase: Sequence):
+        """The objective at the current state, refused when it is not finite."""
+        value = self.objective(self.state, self.cache)
+        if not math.isfinite(value.total):
+            names = [b.name for b in phase]
+            where = (f"block {block.name!r}" if self.trace or len(names) == 1 else
+                     f"the blocks {names} (trace=True names the block)")
+            raise FloatingPointError(f"objective is {value.total} after {where} (iteration "
+                                     f"{iteration}); terms: {value.terms}")
+        return value
+
+
+def _log_progress(n_iter, max_iter, current, elapsed, loop_seconds, converged):
+    left = 0.0 if converged else loop_seconds / n_iter * (max_iter - n_iter)
+    logger.info("iteration %d/%d: J = %.8g, %.1f s elapsed, at most %.0f s left",
+                n_iter, max_iter, current, elapsed, left)
+
+
+def run_schedule(state: State, init: Sequence, loop: Sequence, *, objective: Objective,
+                 max_iter: int = 30, tol: float = 1e-5, callback: Callable | None = None,
+                 trace: bool = False, check: str = "cheap",
+                 rtol: float = 1e-9) -> FitResult:
+    """Run the init blocks once, then the loop until convergence or ``max_iter``.
+
+    Convergence: ``|J_prev - J| <= tol * |J_prev|`` between consecutive iterations.
+    ``callback(record)`` is called after every block with its trace record. With
+    ``trace`` the objective is evaluated after every block (for per-block descent
+    checks and plots); without, once per iteration, which is all convergence needs (an
+    evaluation costs as much as a cheap block: the balance term is a product with its
+    Hessian). Progress goes to the ``causefs`` logger at INFO, at most every
+    :data:`LOG_INTERVAL` seconds: iteration, objective, elapsed and estimated time left.
+
+    Parameters
+    ----------
+    check : {"cheap", "strict"}
+        ``cheap`` (always on) checks that every block returns a State of the same
+        problem. ``strict`` also checks, after every block, that it left its input
+        untouched, changed only its declared ``writes``, and, for a descent block, did
+        not raise the objective by more than ``rtol`` of its scale (adaptive parameters
+        substituted, :func:`causefs.core.contracts.check_descent`); for tests and plugin
+        authors, it costs two objective evaluations a block and a copy of the state.
+
+    Raises
+    ------
+    BlockContractError
+        When a block breaks a checked contract, naming it.
+    FloatingPointError
+        When the objective becomes NaN or infinite, naming the block that did it (with
+        ``trace``) or the iteration and its blocks.
+    """
+    check_choice("check", check, CHECKS)
+    run = _Run(state, objective, trace=trace, check=check, rtol=rtol, callback=callback)
+    validate_blocks(init, loop, tuple(run.needs), state.available())
+    start = time.perf_counter()
+    record = run.phase(init, 0)
+    history = [record["objective"] if record else objective(run.state, run.cache).total]
+    loop_start = last_log = time.perf_counter()
+    logger.info("initialization done in %.1f s, J = %.8g", loop_start - start, history[-1])
+    converged, n_iter = False, 0
+    for n_iter in range(1, max_iter + 1):
+        history.append(run.phase(loop, n_iter)["objective"])
+        previous, current = history[-2], history[-1]
+        converged = abs(previous - current) <= tol * abs(previous)
+        now = time.perf_counter()
+        if now - last_log >= LOG_INTERVAL or converged or n_iter == max_iter:
+            last_log = now
+            _log_progress(n_iter, max_iter, current, now - start, now - loop_start, converged)
+        if converged:
+            break
+    return FitResult(state=run.state, trace=run.records, history=history, n_iter=n_iter,
+                     converged=converged)

@@ -1,0 +1,49 @@
+"""What a dataset is: data, labels, where they came from, and ground truth where known."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class DatasetError(ValueError):
+    """A dataset that cannot be found or does not match what it should contain."""
+
+
+@dataclass
+class Dataset:
+    """Data ``X`` (n_samples, n_features), labels ``y`` (or None) and where they came from."""
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray | None
+    source: str
+    image_shape: tuple | None = None
+
+    @property
+    def n_classes(self) -> int | None:
+        return None if self.y is None else int(np.unique(self.y).size)
+
+    def sha256(self) -> str:
+        """Hash of the content (shapes, ``X`` as float64, ``y``): the data's identity in
+        the results store, whatever file or path it came from."""
+        digest = hashlib.sha256()
+        X = np.ascontiguousarray(self.X, dtype=np.float64)
+        digest.update(repr(X.shape).encode())
+        digest.update(X.tobytes())
+        if self.y is not None:
+            y = np.ascontiguousarray(self.y)
+            digest.update(repr((y.dtype.str, y.shape)).encode())
+            digest.update(y.tobytes() if y.dtype != object else repr(y.tolist()).encode())
+        return digest.hexdigest()
+
+
+@dataclass
+class CausalDataset(Dataset):
+    """A synthetic dataset with its ground truth (see :func:`make_causal`)."""
+
+    causal: np.ndarray | None = None
+    spurious: np.ndarray | None = None
+    environment: np.ndarray | None = None

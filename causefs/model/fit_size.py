@@ -1,0 +1,50 @@
+"""The size of a fit, as the parts' cost declarations see it (:meth:`Part.cost`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..numerics.neighbors import EXACT_N
+from .settings import Settings
+from .treatments import treatment_cap
+
+
+@dataclass(frozen=True)
+class FitSize:
+    """A fit of ``n_samples`` x ``n_features`` (non-constant features) with ``settings``.
+
+    ``balance`` says whether the objective has a balance term (beta != 0 once the
+    schedule's ``params`` are applied).
+    """
+
+    n_samples: int
+    n_features: int
+    settings: Settings
+    balance: bool = True
+
+    @property
+    def n_clusters(self) -> int:
+        return self.settings.n_clusters
+
+    @property
+    def n_neighbors(self) -> int:
+        return self.settings.n_neighbors
+
+    @property
+    def n_granularities(self) -> int:
+        """The largest number of feature granularities M."""
+        return self.settings.max_granularity
+
+    @cached_property
+    def n_treatments(self) -> int:
+        """Treatments with confounder sets, after ``max_treatments``."""
+        d = self.n_features
+        return treatment_cap(self.settings.max_treatments, self.n_samples, d, d)
+
+    @property
+    def exact_search(self) -> bool:
+        """Whether a neighbour search is exact (O(n^2 p)) rather than approximate."""
+        algorithm = self.settings.neighbor_algorithm
+        return algorithm in ("exact", "brute", "all") or (
+            algorithm == "auto" and self.n_samples <= EXACT_N)

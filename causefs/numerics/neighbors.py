@@ -1,0 +1,252 @@
+"""Nearest-neighbour candidates of the adaptive-neighbour graphs: exact, HNSW, or a
+local search warm-started from a previous graph.
+
+The k + 1 smallest tau of a column of an adaptive graph lie among the k + 1 nearest
+neighbours by distance and the support of its prior, so a kNN search plus that support
+gives every candidate (:mod:`causefs.numerics.adaptive_graphs`); no n x n matrix is formed.
+Measurements behind the thresholds below: docs/PERFORMANCE.md, "Neighbour search".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.neighbors import NearestNeighbors
+
+from ..core.validation import check_choice
+from . import CHUNK_ELEMENTS
+from .threads import threads_for
+
+#: candidate searches: "auto" (exact NumPy brute force up to EXACT_N points, "approximate"
+#: above), "approximate" (a warm-started local search where the caller has a previous
+#: graph, else HNSW), "exact" (NumPy brute force), scikit-learn's NearestNeighbors
+#: algorithms, and "all" (every i != j: the paper-literal dense reference, O(n^2) memory)
+NEIGHBOR_ALGORITHMS = ("auto", "approximate", "exact", "brute", "kd_tree", "ball_tree", "all")
+
+#: "auto" searches exactly up to this many points: above, a fit's up to 21 exact
+#: O(n^2 p) searches per iteration dominate it
+EXACT_N = 1000
+#: a search without a previous graph to start from is exact up to this many points
+#: (an HNSW index costs more below it)
+FRESH_EXACT_N = 5000
+#: rounds of the local search (neighbours of neighbours) after the warm start: a second
+#: round costs twice as much for little more recall
+REFINE_ROUNDS = 1
+
+
+def exact_neighbors(Y: np.ndarray, n_candidates: int,
+                     points: np.ndarray | None = None) -> np.ndarray:
+    """Exact kNN by chunked squared distances, excluding each point itself.
+
+    ``points`` restricts the search to the neighbours of those points (default: all).
+    """
+    n = Y.shape[0]
+    points = np.arange(n) if points is None else points
+    squared = np.einsum("ij,ij->i", Y, Y)
+    out = np.empty((points.size, n_candidates), dtype=np.int64)
+    step = max(1, CHUNK_ELEMENTS // max(1, n))
+    for start in range(0, points.size, step):
+        block = slice(start, min(points.size, start + step))
+        rows = points[block]
+        with threads_for(2.0 * rows.size * n * Y.shape[1]):
+            D = squared[rows, None] + squared[None, :] - 2.0 * (Y[rows] @ Y.T)
+        D[np.arange(rows.size), rows] = np.inf
+        out[block] = np.argpartition(D, n_candidates - 1, axis=1)[:, :n_candidates]
+    return out
+
+
+def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
+    """Approximate kNN by an HNSW index (faiss), built and searched on one thread.
+
+    One thread keeps the index, and so the graph, reproducible: faiss inserts points in
+    parallel otherwise. Used for fresh searches at large n (no previous graph to start
+    from); its n_candidates + 1 results per point seed :func:`refine_neighbors`.
+    """
+    import faiss  # imported here: only large fits without a warm start need it
+
+    dim = Y.shape[1]
+    data = np.ascontiguousarray(Y, dtype=np.float32)
+    outer = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        index = faiss.IndexHNSWFlat(dim, 32)
+        index.hnsw.efConstruction = 64
+        index.add(data)
+        index.hnsw.efSearch = max(64, 4 * n_candidates)
+        _, found = index.search(data, n_candidates + 1)
+    finally:
+        faiss.omp_set_num_threads(outer)
+    # each point itself is dropped by the local search that follows; rows HNSW left
+    # short (-1) are completed by an exact search there (:func:`_complete`)
+    return found
+
+
+def refine_neighbors(Y: np.ndarray, seeds: np.ndarray, n_candidates: int,
+                     rounds: int = REFINE_ROUNDS) -> np.ndarray:
+    """Approximate kNN by a local search from seed candidates (NN-descent's local join).
+
+    Keeps each row's ``n_candidates`` nearest seeds, then ``rounds`` times adds the
+    neighbours (and reverse neighbours) of those neighbours and keeps the nearest again.
+    O(n c^2 p) per round for
+    ``c = n_candidates``: a graph of the previous iteration is a good start, as the
+    embeddings move little between iterations.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (n, p)
+    seeds : ndarray of int, shape (n, s)
+        Candidate indices per row; -1 pads.
+    n_candidates : int
+
+    Returns
+    -------
+    ndarray of int, shape (n, n_candidates)
+        Each row's nearest found candidates other than itself (-1 where fewer exist).
+    """
+    n = Y.shape[0]
+    best = _nearest_of(Y, seeds, n_candidates, np.arange(n))
+    width = 2 * n_candidates * (n_candidates + 1)
+    step = max(1, CHUNK_ELEMENTS // (4 * width))  # rows per block: bounded temporaries
+    for _ in range(rounds):
+        # neighbours and reverse neighbours (NN-descent's join): a point whose
+        # neighbourhood moved away is still listed by the points that moved towards it
+        joined = np.hstack([best, _reverse_neighbors(best)])
+        refined = np.empty_like(best)
+        for start in range(0, n, step):
+            rows = np.arange(start, min(n, start + step))
+            near = joined[rows]
+            hops = np.where(near[:, :, None] >= 0, best[np.maximum(near, 0)], -1)
+            refined[rows] = _nearest_of(Y, np.hstack([near, hops.reshape(rows.size, -1)]),
+                                        n_candidates, rows)
+        best = refined
+    return best
+
+
+def _complete(Y: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """Rows where the local search found too few candidates (a group of points that only
+    list each other) get their exact nearest neighbours instead."""
+    short = np.flatnonzero((cand < 0).any(axis=1))
+    if short.size:
+        cand[short] = exact_neighbors(Y, cand.shape[1], short)
+    return cand
+
+
+def _reverse_neighbors(best: np.ndarray) -> np.ndarray:
+    """For each row, up to ``best.shape[1]`` rows that list it (-1 pads)."""
+    n, c = best.shape
+    rows = np.repeat(np.arange(n), c)
+    targets = best.ravel()
+    found = targets >= 0
+    rows, targets = rows[found], targets[found]
+    order = np.argsort(targets, kind="stable")
+    rows, targets = rows[order], targets[order]
+    starts = np.searchsorted(targets, np.arange(n))
+    position = np.arange(targets.size) - starts[targets]
+    keep = position < c
+    out = np.full((n, c), -1, dtype=np.int64)
+    out[targets[keep], position[keep]] = rows[keep]
+    return out
+
+
+def _nearest_of(Y: np.ndarray, cand: np.ndarray, n_candidates: int,
+                rows: np.ndarray) -> np.ndarray:
+    """The ``n_candidates`` nearest distinct candidates ``cand[i]`` of each point
+    ``rows[i]``, other than itself."""
+    if cand.shape[1] < n_candidates:  # too few seeds: pad, the caller completes the row
+        cand = np.hstack([cand, np.full((cand.shape[0], n_candidates - cand.shape[1]), -1)])
+    cand = np.sort(cand, axis=1)
+    repeated = np.zeros(cand.shape, dtype=bool)
+    repeated[:, 1:] = cand[:, 1:] == cand[:, :-1]
+    cand = np.where(repeated | (cand == rows[:, None]), -1, cand)
+    distance = half_squared_distances(Y, cand, rows)
+    if cand.shape[1] > n_candidates:
+        keep = np.argpartition(distance, n_candidates - 1, axis=1)[:, :n_candidates]
+        cand = np.take_along_axis(cand, keep, axis=1)
+        distance = np.take_along_axis(distance, keep, axis=1)
+    return np.where(np.isfinite(distance), cand, -1)
+
+
+def nearest_candidates(Y: np.ndarray, n_candidates: int, algorithm: str,
+                       warm: list | None = None) -> np.ndarray:
+    """Indices (n, n_candidates) of each row's nearest other rows (-1 may pad).
+
+    ``warm`` lists graphs (sparse, column j = neighbours of j) whose supports seed the
+    approximate search.
+    """
+    n = Y.shape[0]
+    if algorithm == "auto":
+        algorithm = "exact" if n <= EXACT_N else "approximate"
+    if algorithm == "exact":
+        return exact_neighbors(Y, n_candidates)
+    if algorithm == "approximate":
+        if warm:
+            seeds, _ = candidate_table(np.full((n, 1), -1, dtype=np.int64), warm)
+            if seeds.shape[1] >= n_candidates:
+                return _complete(Y, refine_neighbors(Y, seeds, n_candidates))
+        if n <= FRESH_EXACT_N:
+            return exact_neighbors(Y, n_candidates)
+        return _complete(Y, refine_neighbors(Y, _hnsw_neighbors(Y, n_candidates),
+                                             n_candidates, rounds=1))
+    if algorithm == "all":
+        idx = np.broadcast_to(np.arange(n - 1), (n, n - 1)).copy()
+        idx += idx >= np.arange(n)[:, None]  # skip the diagonal
+        return idx
+    check_choice("neighbor_algorithm", algorithm, NEIGHBOR_ALGORITHMS)
+    nn = NearestNeighbors(n_neighbors=n_candidates, algorithm=algorithm).fit(Y)
+    # X=None: a point is not its own neighbour, duplicates included
+    return nn.kneighbors(return_distance=False)
+
+
+def candidate_table(cand: np.ndarray, graphs: list) -> tuple[np.ndarray, list]:
+    """Join the kNN candidates with the supports of ``graphs`` (csc, column j = column j).
+
+    Returns the candidate indices (n, c') with -1 padding and, for every graph, its
+    values at those candidates (0 where the graph has no entry).
+    """
+    n, width = cand.shape
+    found = cand.ravel() >= 0  # -1 pads
+    cols = [np.repeat(np.arange(n), width)[found]]
+    rows = [cand.ravel()[found].astype(np.int64)]
+    for graph in graphs:
+        graph = sp.csc_array(graph)
+        cols.append(np.repeat(np.arange(n), np.diff(graph.indptr)))
+        rows.append(graph.indices.astype(np.int64))
+    sizes = [r.size for r in rows]
+    key = np.concatenate(cols) * n + np.concatenate(rows)
+    unique, inverse = np.unique(key, return_inverse=True)
+    values = []
+    offset = sizes[0]
+    for graph, size in zip(graphs, sizes[1:]):
+        chunk = np.zeros(key.size)
+        chunk[offset:offset + size] = sp.csc_array(graph).data
+        values.append(np.bincount(inverse, weights=chunk, minlength=unique.size))
+        offset += size
+    col, row = np.divmod(unique, n)
+    counts = np.bincount(col, minlength=n)
+    position = np.arange(unique.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    table = np.full((n, counts.max()), -1, dtype=np.int64)
+    table[col, position] = row
+    aligned = []
+    for value in values:
+        out = np.zeros(table.shape)
+        out[col, position] = value
+        aligned.append(out)
+    return table, aligned
+
+
+def half_squared_distances(Y: np.ndarray, idx: np.ndarray,
+                            rows: np.ndarray | None = None) -> np.ndarray:
+    """``1/2 ||Y[idx[j, p]] - Y[rows[j]]||^2`` (``rows`` defaults to every point in
+    order), +inf where ``idx < 0``; only the listed pairs are computed, in chunks."""
+    n, c = idx.shape
+    out = np.full((n, c), np.inf)
+    where = np.flatnonzero(idx.ravel() >= 0)
+    targets = idx.ravel()[where]
+    sources = where // c if rows is None else rows[where // c]
+    step = max(1, CHUNK_ELEMENTS // max(1, Y.shape[1]))
+    flat = out.ravel()
+    for start in range(0, where.size, step):
+        chunk = slice(start, start + step)
+        diff = Y[targets[chunk]] - Y[sources[chunk]]
+        flat[where[chunk]] = 0.5 * np.einsum("ij,ij->i", diff, diff)
+    return out

@@ -1,0 +1,102 @@
+"""The budget: a fit's time and memory are the sums of what its parts declare."""
+
+import numpy as np
+import pytest
+
+from causefs import CauseFS, Schedule
+from causefs.blocks import Block
+from causefs.budget import MemoryLimitError, estimate_fit
+from causefs.budget.fit import state_bytes
+from causefs.budget.runtime import BLAS_RATE, OTHER_RATE
+from causefs.core.parts import Cost
+from causefs.engine import build_parts, estimate, resolve_schedule
+from causefs.kernels import LinearKernel
+from causefs.model.fit_size import FitSize
+from causefs.model.settings import Settings
+from causefs.qp.projected_gradient import ProjectedGradientBackend
+
+
+class _Costly(Block):
+    """A do-nothing block that declares a cost."""
+
+    name = "costly"
+    kind = "structural"
+    reads = ("X",)
+
+    def __init__(self, flops=0.0, ops=0.0, products=0.0, phase=None, nbytes=0.0):
+        self.flops, self.ops, self.products = flops, ops, products
+        self.phase, self.nbytes = phase, nbytes
+
+    def step(self, state):
+        return state
+
+    def cost(self, size):
+        memory = {self.phase: self.nbytes} if self.phase else {}
+        return Cost(flops=self.flops, ops=self.ops, balance_products=self.products,
+                    memory=memory, advice={self.phase: "make the costly block cheaper"}
+                    if self.phase else {})
+
+
+class _Kernel(LinearKernel):
+    name = "priced"
+
+    def cost(self, size):
+        return Cost(flops=1e6, ops=1e3, memory={"balance_operator": 5e6})
+
+
+def test_time_is_the_sum_over_the_initialization_and_max_iter_loops():
+    size = FitSize(100, 10, Settings(n_clusters=3))
+    init = [_Costly(flops=2e9, ops=1e6)]
+    loop = [_Costly(flops=4e9, products=3.0), _Costly(ops=5e5)]
+    qp = ProjectedGradientBackend()
+    got = estimate_fit(size, init, loop, _Kernel(), qp, max_iter=7)
+    flops = 2e9 + 7 * 4e9 + 7 * 3 * 1e6  # the kernel prices each balance product
+    ops = 1e6 + 7 * 5e5 + 7 * 3 * 1e3
+    assert got.seconds == pytest.approx(flops / BLAS_RATE + ops / OTHER_RATE, rel=1e-12)
+
+
+def test_memory_is_the_state_plus_the_largest_phase():
+    size = FitSize(100, 10, Settings(n_clusters=3))
+    blocks = [_Costly(phase="small", nbytes=1e3), _Costly(phase="large", nbytes=7e8)]
+    got = estimate_fit(size, blocks, blocks, _Kernel(), ProjectedGradientBackend(), 3).memory
+    assert got.worst_phase == "large"
+    assert got.peak == state_bytes(size) + 7e8
+    assert got.phases["balance_operator"] == 5e6
+
+
+def test_a_plugin_part_is_estimated_and_refused(blobs, monkeypatch):
+    """A block of the schedule that declares a large phase makes the fit refuse to start,
+    naming the phase and the block's advice; one that declares time raises the estimate."""
+    full = resolve_schedule("full")
+    heavy = Schedule("heavy", full.init, (*full.loop, _Costly(phase="costly", nbytes=1e12)))
+    with pytest.raises(MemoryLimitError, match="costly: .* make the costly block cheaper"):
+        CauseFS(n_clusters=3, schedule=heavy, memory_limit="1GB").fit(blobs[0])
+    slow = Schedule("slow", full.init, (*full.loop, _Costly(flops=1e12)))
+    quick = CauseFS(n_clusters=3, max_iter=2, random_state=0).fit(blobs[0])
+    long = CauseFS(n_clusters=3, schedule=slow, max_iter=2, random_state=0).fit(blobs[0])
+    assert long.time_estimate_ == pytest.approx(quick.time_estimate_ + 2 * 1e12 / BLAS_RATE)
+
+
+def test_the_default_fit_is_estimated_from_its_parts():
+    """The blocks, the kernel and the QP backend all count: the dense QP and the exhaustive
+    neighbour search add their n x n phases, the balance term its products."""
+    n, d = 5000, 100
+    fast = estimate(n, d, Settings(n_clusters=5))
+    dense = estimate(n, d, Settings(n_clusters=5, qp="cvxpy", neighbor_algorithm="all"))
+    assert dense.memory.phases["dense_qp"] >= 20 * n * n * 8
+    assert dense.memory.phases["graph_candidates"] == 5 * n * n * 8
+    assert "dense_qp" not in fast.memory.phases
+    without_balance = estimate(n, d, Settings(n_clusters=5, schedule="ablation_I"))
+    assert without_balance.seconds < fast.seconds
+    parts = build_parts(Settings(n_clusters=5))
+    size = FitSize(n, d, Settings(n_clusters=5))
+    assert parts.loop[0].name == "selection_matrix" and parts.loop[0].cost(size).flops > 0
+
+
+def test_estimates_are_finite_for_every_registered_schedule():
+    from causefs.plugins import available
+
+    for name in available("schedule"):
+        got = estimate(500, 40, Settings(n_clusters=4, schedule=name))
+        assert np.isfinite(got.seconds) and got.seconds > 0
+        assert got.memory.peak > 0

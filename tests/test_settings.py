@@ -1,0 +1,95 @@
+"""One parameter, one place: the settings table is the source of every default and rule."""
+
+import dataclasses
+import inspect
+
+import numpy as np
+import pytest
+
+from causefs import CauseFS, InvalidParameterError, Schedule, ScheduleError, Settings
+from causefs.blocks import EmbeddingBlock, SelectionMatrixBlock
+from causefs.blocks.base import RESOURCES
+from causefs.engine import resolve_schedule
+from causefs.model.problem import Problem
+from causefs.model.settings import DEFAULTS, check_setting, setting_names
+from causefs.plugins import available, get_block
+
+
+def test_the_estimator_signature_is_the_table():
+    """Names, order and defaults of CauseFS's parameters are the settings table's."""
+    parameters = inspect.signature(CauseFS).parameters
+    assert list(parameters) == setting_names()
+    for field in dataclasses.fields(Settings):
+        assert parameters[field.name].default == field.default, field.name
+    assert CauseFS().settings() == DEFAULTS
+
+
+@pytest.mark.parametrize("name", available("block"))
+def test_required_settings_default_to_the_table(name):
+    """A setting a block requires defaults to the table's value (the engine hands the
+    setting in; a block built alone gets the same value)."""
+    cls = get_block(name)
+    parameters = inspect.signature(cls).parameters
+    for option in (set(cls.requires) & set(setting_names())) - set(RESOURCES):
+        assert parameters[option].default == getattr(DEFAULTS, option), (name, option)
+
+
+@pytest.mark.parametrize("name, value", [("alpha", -1.0), ("sigma", 2.0), ("beta", -1e-3),
+                                         ("max_treatments", 0), ("n_neighbors", 0)])
+def test_one_rule_whatever_the_route(blobs, name, value):
+    """The estimator, a Problem, a schedule's params and a block option refuse the same
+    value with the same message."""
+    message = f"{name}={value!r}: must be"
+    with pytest.raises(InvalidParameterError, match=message):
+        check_setting(name, value)
+    with pytest.raises(InvalidParameterError, match=message):
+        CauseFS(n_clusters=3, **{name: value}).fit(blobs[0])
+    if name in ("alpha", "beta"):
+        schedule = {**resolve_schedule("full").__dict__, "name": "mine",
+                    "params": {name: value}}
+        with pytest.raises(ScheduleError, match=f"schedule.params.{message}"):
+            CauseFS(n_clusters=3, schedule=schedule).fit(blobs[0])
+        with pytest.raises(InvalidParameterError, match=message):
+            Problem(X=blobs[0], coding=np.zeros_like(blobs[0]), **{name: value})
+    if name in ("sigma", "max_treatments"):
+        full = resolve_schedule("full")
+        loop = [{"name": "confounders", name: value} if entry == "confounders" else entry
+                for entry in full.loop]
+        schedule = Schedule("mine", full.init, tuple(loop))
+        with pytest.raises(InvalidParameterError, match=f"schedule.confounders.{message}"):
+            CauseFS(n_clusters=3, schedule=schedule).fit(blobs[0])
+
+
+def test_schedule_entries_may_be_block_instances(blobs):
+    """optax's chain: a block instance composes as the block named by its entry does."""
+    full = resolve_schedule("full")
+    loop = tuple(SelectionMatrixBlock(system="primal") if entry == "selection_matrix"
+                 else EmbeddingBlock(max_iter=50) if entry == "embedding" else entry
+                 for entry in full.loop)
+    by_name = tuple({"name": "selection_matrix", "system": "primal"}
+                    if entry == "selection_matrix" else
+                    {"name": "embedding", "max_iter": 50} if entry == "embedding" else entry
+                    for entry in full.loop)
+    params = dict(n_clusters=3, max_iter=3, random_state=0)
+    instances = CauseFS(schedule=Schedule("a", full.init, loop), **params).fit(blobs[0])
+    names = CauseFS(schedule=Schedule("b", full.init, by_name), **params).fit(blobs[0])
+    np.testing.assert_array_equal(instances.objective_history_, names.objective_history_)
+    np.testing.assert_array_equal(instances.ranking_, names.ranking_)
+
+
+def test_the_settings_reach_the_blocks(blobs):
+    """The engine hands every block the settings it requires, from the one table."""
+    from causefs.engine import build_parts
+
+    settings = DEFAULTS.replace(sigma=0.3, max_granularity=4, neighbor_algorithm="exact",
+                                max_treatments=7)
+    parts = build_parts(settings, seed=11)
+    blocks = {block.name: block for block in (*parts.init, *parts.loop)}
+    assert blocks["confounders"].sigma == 0.3 and blocks["confounders"].max_treatments == 7
+    assert blocks["granularity"].max_granularity == 4
+    assert blocks["correlation_groups"].max_granularity == 4
+    assert {blocks[n].neighbor_algorithm for n in ("granular_graphs", "fused_graph",
+                                                   "granularity", "initial_fused_graph",
+                                                   "initial_granular_graphs")} == {"exact"}
+    assert blocks["spectral_embedding"].seed == 11
+    assert blocks["sample_weights"].qp is parts.qp
