@@ -47,6 +47,11 @@ def fit_threads():
         _THREADS.caller = outer
 
 
+def caller_threads() -> int:
+    """The threads the caller of the fit allows (1 outside a fit)."""
+    return _THREADS.caller or 1
+
+
 @contextlib.contextmanager
 def threads_for(flops: float):
     """Inside :func:`fit_threads`: the caller's threads for an operation of ``flops``."""
