@@ -125,12 +125,15 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Treatment coding ``a_r`` (see
         :func:`causefs.model.treatment_coding.treatment_coding`).
     neighbor_algorithm : str, default="auto"
-        Nearest-neighbour search for graph candidates: ``auto`` (exact NumPy search up
-        to n = 1000 samples; above, a local search warm-started from the graph being
-        replaced, or a faiss HNSW index where there is none yet beyond n = 5000),
-        ``approximate`` (those approximate searches at every n), ``exact``,
-        scikit-learn's algorithms (``brute``, ``kd_tree``, ``ball_tree``), or ``all``
-        for the dense paper-literal reference.
+        Nearest-neighbour search for graph candidates: ``auto`` is exact up to 5000
+        samples, and up to 10,000 for points of at most 32 dimensions (the graph updates
+        search the n_clusters-dimensional embeddings: a k-d tree); beyond it is
+        approximate (a local search warm-started from the graph being replaced, or a
+        faiss HNSW index where there is none yet; recall measured inside fits in
+        docs/PERFORMANCE.md); ``approximate`` (those approximate
+        searches at every n), ``exact`` (brute force), ``kd_tree`` (exact),
+        scikit-learn's ``brute`` and ``ball_tree``, or ``all`` for the dense
+        paper-literal reference.
     balance_form : {"auto", "products", "gram"}, default="auto"
         How the mu problem holds the balance Hessian H: ``products`` only multiplies by
         it (matrix-free, memory linear in n); ``gram`` forms it once per confounder set as

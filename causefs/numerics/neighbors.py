@@ -19,7 +19,8 @@ from . import CHUNK_ELEMENTS
 from .threads import caller_threads, threads_for
 
 #: candidate searches: "auto" (exact NumPy brute force up to EXACT_N points, a k-d tree
-#: above for points of few dimensions, "approximate" otherwise), "approximate" (a
+#: above for points of few dimensions up to TREE_N, brute force up to FRESH_EXACT_N
+#: otherwise, "approximate" beyond), "approximate" (a
 #: warm-started local search where the caller has a previous graph, else HNSW), "exact"
 #: (NumPy brute force), "kd_tree" (SciPy's k-d tree, exact), scikit-learn's "brute" and
 #: "ball_tree", and "all" (every i != j: the paper-literal dense reference, O(n^2) memory)
@@ -36,8 +37,9 @@ TREE_DIMS = 32
 #: 20,000 points of 10 Gaussian dimensions took 1.2 s, of 100,000 points 30 s), and
 #: beyond, the approximate local search is used (docs/PERFORMANCE.md, "Neighbour search")
 TREE_N = 10_000
-#: a search without a previous graph to start from is exact up to this many points
-#: (an HNSW index costs more below it)
+#: an approximate search without a previous graph to start from is exact up to this
+#: many points (an HNSW index costs more below it), and so is "auto" for points of many
+#: dimensions
 FRESH_EXACT_N = 5000
 #: rounds of the local search (neighbours of neighbours) after the warm start: a second
 #: round costs twice as much for little more recall
@@ -200,7 +202,9 @@ def resolve_algorithm(algorithm: str, n: int, dims: int) -> str:
         return algorithm
     if n <= EXACT_N:
         return "exact"
-    return "kd_tree" if dims <= TREE_DIMS and n <= TREE_N else "approximate"
+    if dims <= TREE_DIMS and n <= TREE_N:
+        return "kd_tree"
+    return "exact" if n <= FRESH_EXACT_N else "approximate"
 
 
 def nearest_candidates(Y: np.ndarray, n_candidates: int, algorithm: str,
