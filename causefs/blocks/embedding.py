@@ -58,7 +58,7 @@ class EmbeddingBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        B = p.alpha * (state.mu[:, None] * (p.X @ state.W))
+        B = p.alpha * (state.mu[:, None] * (state.X @ state.W))
         shift = 2.0 * symmetric_degree(state.G).max()  # eta - alpha
 
         def value(F, LF):  # Tr(F'L F) - 2 Tr(F'B); alpha Tr(F'F) = alpha h is constant

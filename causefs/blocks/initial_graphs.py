@@ -36,7 +36,7 @@ class InitialGranularGraphsBlock(Block):
     def step(self, state: State) -> State:
         p = state.problem
         graphs = [
-            adaptive_graph(p.X[:, np.flatnonzero(state.groups == m)], p.n_neighbors,
+            adaptive_graph(state.X[:, np.flatnonzero(state.groups == m)], p.n_neighbors,
                            algorithm=self.neighbor_algorithm)
             for m in range(int(state.groups.max()) + 1)
         ]
@@ -66,5 +66,5 @@ class InitialFusedGraphBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        G, xi = adaptive_graph(p.X, p.n_neighbors, algorithm=self.neighbor_algorithm)
+        G, xi = adaptive_graph(state.X, p.n_neighbors, algorithm=self.neighbor_algorithm)
         return state.replace(G=G, xi=xi)
