@@ -31,6 +31,10 @@ from .qp import QPBackend
 #: objective weights a schedule may fix in its ``params`` (ablation I sets ``beta: 0``)
 SCHEDULE_PARAMS = ("alpha", "beta", "lam", "eps")
 
+#: the schedule ``schedule="auto"`` stands for: without and with nuisance variables Z
+#: (the Z schedule measured best in docs/RESULTS.md, "Known nuisance variables")
+AUTO_SCHEDULES = {False: "full", True: "nuisance_adjusted"}
+
 
 def _name_and_options(spec, what: str) -> tuple[str, dict]:
     if isinstance(spec, str):
@@ -42,8 +46,11 @@ def _name_and_options(spec, what: str) -> tuple[str, dict]:
                                 "with a 'name' key, or an instance")
 
 
-def resolve_schedule(spec) -> Schedule:
-    """A :class:`Schedule` from a registered name, a mapping, or a Schedule."""
+def resolve_schedule(spec, nuisance: bool = False) -> Schedule:
+    """A :class:`Schedule` from a registered name, a mapping, or a Schedule; ``"auto"``
+    is :data:`AUTO_SCHEDULES`'s schedule for a fit with (``nuisance``) or without Z."""
+    if isinstance(spec, str) and spec == "auto":
+        spec = AUTO_SCHEDULES[bool(nuisance)]
     if isinstance(spec, Schedule):
         return spec
     if isinstance(spec, str):
@@ -132,9 +139,10 @@ def schedule_weights(schedule: Schedule) -> dict:
         raise ScheduleError(f"schedule.params.{error}") from None
 
 
-def build_parts(settings: Settings, seed: int = 0) -> Parts:
-    """Resolve the schedule, its blocks, the kernel and the QP backend of ``settings``."""
-    schedule = resolve_schedule(settings.schedule)
+def build_parts(settings: Settings, seed: int = 0, nuisance: bool = False) -> Parts:
+    """Resolve the schedule, its blocks, the kernel and the QP backend of ``settings``
+    (``nuisance``: whether the fit has nuisance variables Z, for ``schedule="auto"``)."""
+    schedule = resolve_schedule(settings.schedule, nuisance)
     qp = resolve_qp(settings.qp)
     resources = {"qp": qp, "seed": seed}  # blocks.base.RESOURCES
     return Parts(schedule=schedule, init=build_blocks(schedule.init, settings, resources),
@@ -158,27 +166,51 @@ def estimate(n_samples: int, n_features: int, settings: Settings,
                         parts.loop, parts.kernel, parts.qp, settings.max_iter)
 
 
-def make_problem(X: np.ndarray, settings: Settings, parts: Parts, seed: int = 0) -> Problem:
-    """The problem of preprocessed data ``X`` (n, d) without constant features: the
-    settings' weights, overridden by the schedule's ``params``."""
+def uses_nuisance(parts: Parts) -> bool:
+    """Whether a block of the schedule reads the nuisance variables Z."""
+    return any("Z" in (*block.reads, *block.optional_reads)
+               for block in (*parts.init, *parts.loop))
+
+
+def check_nuisance(parts: Parts, given: bool) -> None:
+    """Refuse a schedule that reads Z for a fit without it.
+
+    Raises
+    ------
+    InvalidParameterError
+    """
+    if uses_nuisance(parts) and not given:
+        raise InvalidParameterError(
+            f"schedule={parts.schedule.name!r}: adjusts for nuisance variables, but none "
+            "were given; pass them to fit(X, nuisance=Z) or choose another schedule")
+
+
+def make_problem(X: np.ndarray, settings: Settings, parts: Parts, seed: int = 0,
+                 Z: np.ndarray | None = None) -> Problem:
+    """The problem of preprocessed data ``X`` (n, d) without constant features and coded
+    nuisance variables ``Z`` (n, q) if any: the settings' weights, overridden by the
+    schedule's ``params``."""
     weights = {name: getattr(settings, name) for name in SCHEDULE_PARAMS}
     weights.update(parts.weights)
     return Problem(X=X, coding=treatment_coding(X, settings.treatment,
                                                 settings.mmd_normalization),
                    n_clusters=settings.n_clusters, n_neighbors=settings.n_neighbors,
                    sample_weights=settings.sample_weights,
-                   balance=balance_of(parts.kernel, settings.balance_form, seed), **weights)
+                   balance=balance_of(parts.kernel, settings.balance_form, seed), Z=Z,
+                   **weights)
 
 
 def run_cause_fs(X: np.ndarray, settings: Settings, *, seed: int = 0, parts: Parts | None = None,
-                 callback: Callable | None = None) -> FitResult:
+                 callback: Callable | None = None, Z: np.ndarray | None = None) -> FitResult:
     """Run CAUSE-FS on preprocessed data ``X`` (n, d) without constant features.
 
     ``seed`` seeds every random choice of the blocks and the kernel; ``parts`` are
-    :func:`build_parts`'s (built here when not given).
+    :func:`build_parts`'s (built here when not given); ``Z`` is the coded design of the
+    nuisance variables (:func:`causefs.model.nuisance.code_nuisance`), if any.
     """
-    parts = parts if parts is not None else build_parts(settings, seed)
-    problem = make_problem(X, settings, parts, seed)
+    parts = parts if parts is not None else build_parts(settings, seed, Z is not None)
+    check_nuisance(parts, Z is not None)
+    problem = make_problem(X, settings, parts, seed, Z)
     return run_schedule(State(problem), parts.init, parts.loop, objective=CauseFSObjective(),
                         max_iter=settings.max_iter, tol=settings.tol, callback=callback,
                         trace=settings.trace, check=settings.check)
