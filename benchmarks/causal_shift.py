@@ -220,27 +220,40 @@ def write_results(tables: str, results: Path = RESULTS, begin: str = BEGIN,
     results.write_text(f"{head}{begin}\n{tables}\n{end}{tail}")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--store", type=Path, default=ROOT / "results" / "causal")
+def arguments(description: str, store: Path) -> argparse.Namespace:
+    """The options of an experiment script: its store, workers, and --report-only."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--store", type=Path, default=store)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--report-only", action="store_true")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def run_tasks(tasks: list, workers: int) -> None:
+    """``function(*args)`` for every ``(function, args)`` in a process pool, each line of
+    progress naming the job (``args[0]``, its overrides); exits after any failure, once
+    every other task ran."""
+    failed = 0
+    with ProcessPoolExecutor(workers) as pool:
+        futures = [pool.submit(function, *args) for function, args in tasks]
+        for i, ((function, args), future) in enumerate(zip(tasks, futures)):
+            try:
+                outcome = future.result()
+            except Exception as exc:  # one failed job must not lose the others
+                failed += 1
+                outcome = f"FAILED {type(exc).__name__}: {exc}"
+            print(f"[{i + 1}/{len(tasks)}] {function.__name__} {' '.join(args[0])}: "
+                  f"{outcome}", flush=True)
+    if failed:
+        raise SystemExit(f"{failed} job(s) failed; re-run to retry them")
+
+
+def main():
+    args = arguments(__doc__.split("\n")[0], ROOT / "results" / "causal")
     if not args.report_only:
         jobs = sweep()
         print(f"{len(jobs)} jobs into {args.store}", flush=True)
-        failed = 0
-        with ProcessPoolExecutor(args.workers) as pool:
-            futures = [pool.submit(run_job, job, args.store) for job in jobs]
-            for i, (job, future) in enumerate(zip(jobs, futures)):
-                try:
-                    outcome = future.result()
-                except Exception as exc:  # one failed job must not lose the others
-                    failed += 1
-                    outcome = f"FAILED {type(exc).__name__}: {exc}"
-                print(f"[{i + 1}/{len(jobs)}] {' '.join(job)}: {outcome}", flush=True)
-        if failed:
-            raise SystemExit(f"{failed} job(s) failed; re-run to retry them")
+        run_tasks([(run_job, (job, args.store)) for job in jobs], args.workers)
     table = collect(args.store)
     figure(table, FIGURE)
     write_results(markdown(table))

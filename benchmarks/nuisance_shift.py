@@ -25,12 +25,10 @@ The tables go into docs/RESULTS.md between ``<!-- nuisance:begin -->`` and
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # before NumPy loads its BLAS
@@ -40,7 +38,13 @@ import numpy as np  # noqa: E402
 import yaml  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from causal_shift import grid_table, run_job, write_results  # noqa: E402
+from causal_shift import (  # noqa: E402
+    arguments,
+    grid_table,
+    run_job,
+    run_tasks,
+    write_results,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "causefs" / "conf"
@@ -102,19 +106,28 @@ def main_jobs() -> list[tuple[list[str], str]]:
     return jobs
 
 
-def other_jobs() -> list[tuple[list[str], str]]:
-    """The irrelevant-Z check and the held-out family."""
+def irrelevant_jobs() -> list[tuple[list[str], str]]:
+    """The irrelevant-Z check: the default with random Z, its base without Z."""
     jobs = []
     for dataset in sweep_params("nuisance_irrelevant")["dataset"]:
         jobs.append(([f"dataset={dataset}", "schedule=nuisance_adjusted"], "nuisance_irrelevant"))
         jobs.append(([f"dataset={dataset}", "schedule=ablation_I", "dataset.nuisance=null"],
                      "nuisance_irrelevant"))
-    for seed in SEEDS:
-        for overrides in HELD_OUT.values():
-            for method in HELD_OUT_METHODS:
-                z = [] if "schedule=nuisance_adjusted" in method else ["dataset.nuisance=null"]
-                jobs.append((["dataset=shifted_environments", f"dataset.seed={seed}",
-                              *overrides, *method, *z], "nuisance"))
+    return jobs
+
+
+def held_out_cells() -> list[list[str]]:
+    """The dataset overrides of the held-out family, seed-major."""
+    return [["dataset=shifted_environments", f"dataset.seed={seed}", *overrides]
+            for seed in SEEDS for overrides in HELD_OUT.values()]
+
+
+def held_out_jobs() -> list[tuple[list[str], str]]:
+    jobs = []
+    for cell in held_out_cells():
+        for method in HELD_OUT_METHODS:
+            z = [] if "schedule=nuisance_adjusted" in method else ["dataset.nuisance=null"]
+            jobs.append(([*cell, *method, *z], "nuisance"))
     return jobs
 
 
@@ -178,28 +191,33 @@ def oracle_job(overrides: list[str], store: Path) -> str:
     return key
 
 
+#: the grid's jobs the target compares (with the oracle): run first, seed by seed, so
+#: that a sweep stopped early has whole comparisons
+TARGET_OVERRIDES = {"method=mcfs", "method=ndfs", "schedule=ablation_I",
+                    "schedule=nuisance_adjusted"}
+
+
 def run_all(store: Path, workers: int) -> None:
+    """Every job missing from the store, in the order of what the targets need: the
+    grid's target jobs and oracle cell by cell (seed-major), the irrelevant-Z check, the
+    held-out family, then the rest of the grid."""
     params = sweep_params("nuisance")
-    oracles = [[f"dataset={d}", f"dataset.seed={s}"] for s in params["dataset.seed"]
-               for d in params["dataset"]]
-    oracles += [["dataset=shifted_environments", f"dataset.seed={s}", *o]
-                for s in SEEDS for o in HELD_OUT.values()]
-    tasks = [(run_job, (o, store, e)) for o, e in main_jobs() + other_jobs()]
-    tasks += [(oracle_job, (o, store)) for o in oracles]
+    grid = main_jobs()
+    target, rest = [], []
+    for seed in params["dataset.seed"]:
+        for dataset in params["dataset"]:
+            cell = [f"dataset={dataset}", f"dataset.seed={seed}"]
+            jobs = [(o, e) for o, e in grid if o[:2] == cell]
+            target += [(run_job, (o, store, e)) for o, e in jobs if TARGET_OVERRIDES & set(o)]
+            target.append((oracle_job, (cell, store)))
+            rest += [(run_job, (o, store, e)) for o, e in jobs
+                     if not TARGET_OVERRIDES & set(o)]
+    held_out = [(run_job, (o, store, e)) for o, e in held_out_jobs()]
+    held_out += [(oracle_job, (cell, store)) for cell in held_out_cells()]
+    tasks = [*target, *[(run_job, (o, store, e)) for o, e in irrelevant_jobs()],
+             *held_out, *rest]
     print(f"{len(tasks)} jobs into {store}", flush=True)
-    failed = 0
-    with ProcessPoolExecutor(workers) as pool:
-        futures = [pool.submit(function, *args) for function, args in tasks]
-        for i, ((function, args), future) in enumerate(zip(tasks, futures)):
-            try:
-                outcome = future.result()
-            except Exception as exc:  # one failed job must not lose the others
-                failed += 1
-                outcome = f"FAILED {type(exc).__name__}: {exc}"
-            print(f"[{i + 1}/{len(tasks)}] {function.__name__} {' '.join(args[0])}: {outcome}",
-                  flush=True)
-    if failed:
-        raise SystemExit(f"{failed} job(s) failed; re-run to retry them")
+    run_tasks(tasks, workers)
 
 
 # --- the report ---------------------------------------------------------------------
@@ -393,7 +411,7 @@ def figure(table: dict, path: Path) -> None:
                   rotation=20, ha="right", fontsize=8)
     ax.set(ylabel="OOD ACC (%), mean of the test environments",
            title="k-means on the selected features of the test environments (tie absent, "
-                 "reversed); mean ± std over 5 seeds")
+                 "reversed); mean ± std over the seeds (their number: the tables)")
     ax.set_ylim(0, 100)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(ncol=4, fontsize=8, loc="lower left")
@@ -404,11 +422,7 @@ def figure(table: dict, path: Path) -> None:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--store", type=Path, default=ROOT / "results" / "nuisance")
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--report-only", action="store_true")
-    args = parser.parse_args()
+    args = arguments(__doc__.split("\n")[0], ROOT / "results" / "nuisance")
     if not args.report_only:
         run_all(args.store, args.workers)
     table = collect(args.store)
