@@ -98,8 +98,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
         same model with lambda and beta rescaled so one setting works across n.
     schedule : str, mapping or Schedule, default="auto"
         Registered schedule (``full``, ``ablation_I``, ``ablation_II``, ``dwr``,
-        ``srdo``, ``nuisance_adjusted``, ``nuisance_centered``) or a custom one, whose
-        entries may be block instances. ``"auto"`` is ``full`` (the paper's Algorithm 1)
+        ``srdo``; ``nuisance_adjusted``, ``nuisance_centered``, ``nuisance_balanced``,
+        which need nuisance variables) or a custom one, whose entries may be block
+        instances. ``"auto"`` is ``full`` (the paper's Algorithm 1)
         for a fit without nuisance variables and ``nuisance_adjusted`` for a fit given
         them (:meth:`fit`'s ``nuisance``; the schedule measured best with them,
         docs/RESULTS.md).
