@@ -34,3 +34,23 @@ def test_the_oracle_scores_every_test_environment(tmp_path, overrides, k):
     assert set(result["metrics"]["test_environments"]) == {"0", "-0.9"}
     assert len(result["selected_features"]) == k
     assert result["oracle_method"] in ("all causal", "mcfs", "ndfs", "ablation_I")
+
+
+def test_the_sweep_runs_every_job_once_the_compared_ones_first(monkeypatch, tmp_path):
+    tasks = []
+    monkeypatch.setattr(nuisance_shift, "run_tasks", lambda t, workers: tasks.extend(t))
+    nuisance_shift.run_all(tmp_path, 1)
+    jobs = [(function.__name__, tuple(args[0])) for function, args in tasks]
+    assert len(set(jobs)) == len(jobs)
+    params = nuisance_shift.sweep_params("nuisance")
+    cells = len(params["dataset"]) * len(params["dataset.seed"])
+    held_out = len(nuisance_shift.held_out_cells())
+    assert len(jobs) == (len(nuisance_shift.main_jobs()) + cells + held_out
+                         + len(nuisance_shift.irrelevant_jobs())
+                         + len(nuisance_shift.held_out_jobs()))
+    first_rest = next(i for i, (_, job) in enumerate(jobs) if "method=laplacian_score" in job)
+    compared = set(jobs[:first_rest])
+    assert {("oracle_job", tuple(job)) for job in nuisance_shift.held_out_cells()} <= compared
+    grid = [("run_job", tuple(job)) for job, _ in nuisance_shift.main_jobs()]
+    assert {job for job in grid if "schedule=nuisance_adjusted" in job[1]} <= compared
+    assert sum(name == "oracle_job" for name, _ in compared) == cells + held_out
