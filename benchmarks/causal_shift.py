@@ -56,8 +56,9 @@ def sweep() -> list[list[str]]:
     return sorted(jobs, key=lambda job: [o for o in job if o.startswith("dataset.seed=")])
 
 
-def run_job(overrides: list[str], store: Path) -> str:
-    """One job through the CLI's ``run``; returns the store key (skips a stored job)."""
+def run_job(overrides: list[str], store: Path, experiment: str = "causal") -> str:
+    """One job of ``+experiment=<experiment>`` through the CLI's ``run``; returns the
+    store key (skips a stored job)."""
     from hydra import compose, initialize_config_module
 
     from causefs.app.cli import run
@@ -66,7 +67,7 @@ def run_job(overrides: list[str], store: Path) -> str:
     register_configs()  # the kernel, qp and method groups are generated from the registry
     with initialize_config_module(config_module="causefs.conf", version_base="1.3"):
         cfg = compose(config_name="config",
-                      overrides=["+experiment=causal", f"store.dir={store}", *overrides])
+                      overrides=[f"+experiment={experiment}", f"store.dir={store}", *overrides])
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
         return run(cfg, output_dir=Path(tmp))["key"]
 
@@ -128,8 +129,10 @@ METRICS = {"ood_acc": "OOD ACC (%)", "ood_nmi": "OOD NMI (%)", "train_acc": "tra
 
 
 def grid_table(title: str, first: str, labels, biases, cell) -> list[str]:
-    """A markdown table: one row per label, one column per bias rate, ``cell(label, b)``."""
-    lines = [title, "", f"| {first} | " + " | ".join(f"{b:g}" for b in biases) + " |",
+    """A markdown table: one row per label, one column per bias rate (or any column
+    name), ``cell(label, b)``."""
+    header = " | ".join(f"{b:g}" if isinstance(b, float) else str(b) for b in biases)
+    lines = [title, "", f"| {first} | {header} |",
              "|---" * (len(biases) + 1) + "|"]
     lines += [f"| {lab} | " + " | ".join(cell(lab, b) for b in biases) + " |" for lab in labels]
     return lines + [""]
@@ -206,36 +209,51 @@ def figure(table: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def write_results(tables: str) -> None:
-    text = RESULTS.read_text()
-    if BEGIN not in text:
-        raise SystemExit(f"{RESULTS} has no {BEGIN} ... {END} section to fill")
-    head, _, rest = text.partition(BEGIN)
-    _, _, tail = rest.partition(END)
-    RESULTS.write_text(f"{head}{BEGIN}\n{tables}\n{END}{tail}")
+def write_results(tables: str, results: Path = RESULTS, begin: str = BEGIN,
+                  end: str = END) -> None:
+    """Replace what is between ``begin`` and ``end`` in ``results`` with ``tables``."""
+    text = results.read_text()
+    if begin not in text:
+        raise SystemExit(f"{results} has no {begin} ... {end} section to fill")
+    head, _, rest = text.partition(begin)
+    _, _, tail = rest.partition(end)
+    results.write_text(f"{head}{begin}\n{tables}\n{end}{tail}")
+
+
+def arguments(description: str, store: Path) -> argparse.Namespace:
+    """The options of an experiment script: its store, workers, and --report-only."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--store", type=Path, default=store)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--report-only", action="store_true")
+    return parser.parse_args()
+
+
+def run_tasks(tasks: list, workers: int) -> None:
+    """``function(*args)`` for every ``(function, args)`` in a process pool, each line of
+    progress naming the job (``args[0]``, its overrides); exits after any failure, once
+    every other task ran."""
+    failed = 0
+    with ProcessPoolExecutor(workers) as pool:
+        futures = [pool.submit(function, *args) for function, args in tasks]
+        for i, ((function, args), future) in enumerate(zip(tasks, futures)):
+            try:
+                outcome = future.result()
+            except Exception as exc:  # one failed job must not lose the others
+                failed += 1
+                outcome = f"FAILED {type(exc).__name__}: {exc}"
+            print(f"[{i + 1}/{len(tasks)}] {function.__name__} {' '.join(args[0])}: "
+                  f"{outcome}", flush=True)
+    if failed:
+        raise SystemExit(f"{failed} job(s) failed; re-run to retry them")
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--store", type=Path, default=ROOT / "results" / "causal")
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--report-only", action="store_true")
-    args = parser.parse_args()
+    args = arguments(__doc__.split("\n")[0], ROOT / "results" / "causal")
     if not args.report_only:
         jobs = sweep()
         print(f"{len(jobs)} jobs into {args.store}", flush=True)
-        failed = 0
-        with ProcessPoolExecutor(args.workers) as pool:
-            futures = [pool.submit(run_job, job, args.store) for job in jobs]
-            for i, (job, future) in enumerate(zip(jobs, futures)):
-                try:
-                    outcome = future.result()
-                except Exception as exc:  # one failed job must not lose the others
-                    failed += 1
-                    outcome = f"FAILED {type(exc).__name__}: {exc}"
-                print(f"[{i + 1}/{len(jobs)}] {' '.join(job)}: {outcome}", flush=True)
-        if failed:
-            raise SystemExit(f"{failed} job(s) failed; re-run to retry them")
+        run_tasks([(run_job, (job, args.store)) for job in jobs], args.workers)
     table = collect(args.store)
     figure(table, FIGURE)
     write_results(markdown(table))

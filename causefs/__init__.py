@@ -27,7 +27,13 @@ from .core.schedule import Schedule, ScheduleError
 from .core.scheduler import FitResult
 from .core.state import State
 from .core.validation import InvalidParameterError
-from .estimator import CauseFS, CollapseWarning, LongFitWarning, causefs_scores
+from .estimator import (
+    CauseFS,
+    CollapseWarning,
+    LongFitWarning,
+    NuisanceUnusedWarning,
+    causefs_scores,
+)
 from .model.objective import ObjectiveValue, objective
 from .model.problem import Problem
 from .model.settings import Settings
@@ -38,6 +44,7 @@ __all__ = [
     "FitResult",
     "InvalidParameterError",
     "LongFitWarning",
+    "NuisanceUnusedWarning",
     "ObjectiveValue",
     "Problem",
     "Schedule",

@@ -33,6 +33,10 @@ from .qp import QPBackend
 #: ``beta: 0``) and how the loop runs (the paper's loop sets ``structure_iter: null``)
 SCHEDULE_PARAMS = ("alpha", "beta", "lam", "eps", "structure_iter", "patience")
 
+#: the schedule ``schedule="auto"`` stands for: without and with nuisance variables Z
+#: (the Z schedule measured best in docs/RESULTS.md, "Known nuisance variables")
+AUTO_SCHEDULES = {False: "full", True: "nuisance_adjusted"}
+
 
 def _name_and_options(spec, what: str) -> tuple[str, dict]:
     if isinstance(spec, str):
@@ -44,8 +48,11 @@ def _name_and_options(spec, what: str) -> tuple[str, dict]:
                                 "with a 'name' key, or an instance")
 
 
-def resolve_schedule(spec) -> Schedule:
-    """A :class:`Schedule` from a registered name, a mapping, or a Schedule."""
+def resolve_schedule(spec, nuisance: bool = False) -> Schedule:
+    """A :class:`Schedule` from a registered name, a mapping, or a Schedule; ``"auto"``
+    is :data:`AUTO_SCHEDULES`'s schedule for a fit with (``nuisance``) or without Z."""
+    if isinstance(spec, str) and spec == "auto":
+        spec = AUTO_SCHEDULES[bool(nuisance)]
     if isinstance(spec, Schedule):
         return spec
     if isinstance(spec, str):
@@ -138,9 +145,10 @@ def schedule_params(schedule: Schedule) -> dict:
         raise ScheduleError(f"schedule.params.{error}") from None
 
 
-def build_parts(settings: Settings, seed: int = 0) -> Parts:
-    """Resolve the schedule, its blocks, the kernel and the QP backend of ``settings``."""
-    schedule = resolve_schedule(settings.schedule)
+def build_parts(settings: Settings, seed: int = 0, nuisance: bool = False) -> Parts:
+    """Resolve the schedule, its blocks, the kernel and the QP backend of ``settings``
+    (``nuisance``: whether the fit has nuisance variables Z, for ``schedule="auto"``)."""
+    schedule = resolve_schedule(settings.schedule, nuisance)
     qp = resolve_qp(settings.qp)
     resources = {"qp": qp, "seed": seed}  # blocks.base.RESOURCES
     return Parts(schedule=schedule, init=build_blocks(schedule.init, settings, resources),
@@ -164,16 +172,37 @@ def estimate(n_samples: int, n_features: int, settings: Settings,
                         parts.loop, parts.kernel, parts.qp, settings.max_iter)
 
 
-def make_problem(X: np.ndarray, settings: Settings, parts: Parts, seed: int = 0) -> Problem:
-    """The problem of preprocessed data ``X`` (n, d) without constant features: the
-    settings' weights, overridden by the schedule's ``params``."""
+def uses_nuisance(parts: Parts) -> bool:
+    """Whether a block of the schedule reads the nuisance variables Z."""
+    return any("Z" in (*block.reads, *block.optional_reads)
+               for block in (*parts.init, *parts.loop))
+
+
+def check_nuisance(parts: Parts, given: bool) -> None:
+    """Refuse a schedule that reads Z for a fit without it.
+
+    Raises
+    ------
+    InvalidParameterError
+    """
+    if uses_nuisance(parts) and not given:
+        raise InvalidParameterError(
+            f"schedule={parts.schedule.name!r}: adjusts for nuisance variables, but none "
+            "were given; pass them to fit(X, nuisance=Z) or choose another schedule")
+
+
+def make_problem(X: np.ndarray, settings: Settings, parts: Parts, seed: int = 0,
+                 Z: np.ndarray | None = None) -> Problem:
+    """The problem of preprocessed data ``X`` (n, d) without constant features and coded
+    nuisance variables ``Z`` (n, q) if any: the settings' weights, overridden by the
+    schedule's ``params``."""
     settings = parts.settings(settings)
     return Problem(X=X, coding=treatment_coding(X, settings.treatment,
                                                 settings.mmd_normalization),
                    n_clusters=settings.n_clusters, n_neighbors=settings.n_neighbors,
                    sample_weights=settings.sample_weights, alpha=settings.alpha,
                    beta=settings.beta, lam=settings.lam, eps=settings.eps,
-                   balance=balance_of(parts.kernel, settings.balance_form, seed))
+                   balance=balance_of(parts.kernel, settings.balance_form, seed), Z=Z)
 
 
 def stopping_rules(settings: Settings, n_selected: int | None) -> list:
@@ -185,15 +214,19 @@ def stopping_rules(settings: Settings, n_selected: int | None) -> list:
 
 
 def run_cause_fs(X: np.ndarray, settings: Settings, *, seed: int = 0, parts: Parts | None = None,
-                 n_selected: int | None = None, callback: Callable | None = None) -> FitResult:
+                 n_selected: int | None = None, callback: Callable | None = None,
+                 Z: np.ndarray | None = None) -> FitResult:
     """Run CAUSE-FS on preprocessed data ``X`` (n, d) without constant features.
 
     ``seed`` seeds every random choice of the blocks and the kernel; ``parts`` are
     :func:`build_parts`'s (built here when not given); ``n_selected`` is the number of
-    features selected (the selection-stability rule watches them).
+    features selected (the selection-stability rule watches them); ``Z`` is the coded
+    design of the nuisance variables (:func:`causefs.model.nuisance.code_nuisance`), if
+    any.
     """
-    parts = parts if parts is not None else build_parts(settings, seed)
-    problem = make_problem(X, settings, parts, seed)
+    parts = parts if parts is not None else build_parts(settings, seed, Z is not None)
+    check_nuisance(parts, Z is not None)
+    problem = make_problem(X, settings, parts, seed, Z)
     settings = parts.settings(settings)
     return run_schedule(State(problem), parts.init, parts.loop, objective=CauseFSObjective(),
                         max_iter=settings.max_iter, tol=settings.tol,

@@ -14,8 +14,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .budget import LONG_FIT_SECONDS, check_memory
-from .engine import build_parts, estimate, run_cause_fs
+from .engine import build_parts, check_nuisance, estimate, run_cause_fs, uses_nuisance
 from .model.diagnostics import weight_diagnostics
+from .model.nuisance import code_nuisance
 from .model.settings import DEFAULTS, Settings, setting_names
 from .numerics.scaling import constant_features, scale_features
 from .numerics.threads import fit_threads
@@ -29,6 +30,10 @@ class CollapseWarning(UserWarning):
 
 class LongFitWarning(UserWarning):
     """The fit is estimated to take long (:func:`causefs.budget.estimate_fit`)."""
+
+
+class NuisanceUnusedWarning(UserWarning):
+    """Nuisance variables were given to a schedule that has no block using them."""
 
 
 def _progress(max_iter: int):
@@ -92,9 +97,14 @@ class CauseFS(SelectorMixin, BaseEstimator):
     sample_weights : {"mean_one", "simplex"}, default="mean_one"
         ``simplex``: ``sum(mu) = 1`` as in the paper; ``mean_one``: ``sum(mu) = n``, the
         same model with lambda and beta rescaled so one setting works across n.
-    schedule : str, mapping or Schedule, default="full"
+    schedule : str, mapping or Schedule, default="auto"
         Registered schedule (``full``, ``ablation_I``, ``ablation_II``, ``dwr``,
-        ``srdo``) or a custom one, whose entries may be block instances.
+        ``srdo``; ``nuisance_adjusted``, ``nuisance_centered``, ``nuisance_balanced``,
+        which need nuisance variables) or a custom one, whose entries may be block
+        instances. ``"auto"`` is ``full`` (the paper's Algorithm 1)
+        for a fit without nuisance variables and ``nuisance_adjusted`` for a fit given
+        them (:meth:`fit`'s ``nuisance``; the schedule measured best with them,
+        docs/RESULTS.md).
     kernel : str, mapping or Kernel, default="linear"
         MMD kernel (``linear``, ``rbf``); a mapping passes options,
         ``{"name": "rbf", "n_components": 100}``.
@@ -172,6 +182,10 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Feature selection matrix (zero rows for constant features).
     sample_weight_ : ndarray of shape (n_samples,)
         Learned sample weights mu.
+    nuisance_effect_ : ndarray of shape (q, n_features) or None
+        The effect of the coded nuisance variables on every (scaled) feature that the fit
+        removed (``Theta``, docs/MODEL.md), 0 for constant features; None for a fit
+        without nuisance variables or a schedule that did not estimate one.
     diagnostics_ : causefs.model.diagnostics.WeightDiagnostics
         What the sample weights did: effective sample size, share of zero weights, the
         balance term at uniform and fitted weights, per-treatment imbalance before and
@@ -263,8 +277,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         """
         return Settings(**{name: getattr(self, name) for name in setting_names()})
 
-    def fit(self, X, y=None):
-        """Learn the feature scores from ``X``.
+    def fit(self, X, y=None, *, nuisance=None):
+        """Learn the feature scores from ``X``, adjusting for ``nuisance`` if given.
 
         Parameters
         ----------
@@ -272,6 +286,16 @@ class CauseFS(SelectorMixin, BaseEstimator):
             Unlabeled data; NaN and inf are rejected.
         y : None
             Ignored (unsupervised).
+        nuisance : array-like of shape (n_samples,) or (n_samples, n_variables), optional
+            Known nuisance variables Z: environment labels (batch, site, camera,
+            background) or observed covariates whose effect on the features is not of
+            interest. Integer, boolean or string columns are categories (one indicator
+            per level but the first), float columns are covariates with a linear effect
+            (centred, unit variance); a DataFrame is coded column by column
+            (:mod:`causefs.model.nuisance`). With ``schedule="auto"`` they select the
+            ``nuisance_adjusted`` schedule. In a :class:`~sklearn.pipeline.Pipeline`,
+            with metadata routing enabled, request it with
+            ``CauseFS(...).set_fit_request(nuisance=True)``.
 
         Returns
         -------
@@ -279,13 +303,15 @@ class CauseFS(SelectorMixin, BaseEstimator):
         """
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=3,
                           ensure_min_features=1)
+        Z = None if nuisance is None else code_nuisance(nuisance, X.shape[0])
         settings = self.settings()
         n_selected = settings.check_data(*X.shape)
         active = np.flatnonzero(~constant_features(X))
         if not active.size:
             raise ValueError("all features of X are constant: there is nothing to select")
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        parts = build_parts(settings, seed)
+        parts = build_parts(settings, seed, nuisance=Z is not None)
+        self._check_nuisance(parts, Z)
         self._estimate(X.shape[0], active.size, settings, parts)
         X_active = scale_features(X, settings.preprocessing)[:, active]
         bar, callback = _progress(settings.max_iter) if settings.verbose else (None, None)
@@ -293,7 +319,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
             with fit_threads():
                 result = run_cause_fs(X_active, settings, seed=seed, parts=parts,
                                       n_selected=min(n_selected, active.size),
-                                      callback=callback)
+                                      callback=callback, Z=Z)
         finally:
             if bar is not None:
                 bar.close()
@@ -305,6 +331,16 @@ class CauseFS(SelectorMixin, BaseEstimator):
                           "max_iter, or see docs/MODEL.md, 'Convergence')",
                           ConvergenceWarning, stacklevel=2)
         return self
+
+    @staticmethod
+    def _check_nuisance(parts, Z) -> None:
+        """Refuse a schedule that needs Z without it; warn when Z goes unused."""
+        check_nuisance(parts, Z is not None)
+        if Z is not None and not uses_nuisance(parts):
+            warnings.warn(f"nuisance variables were given, but schedule "
+                          f"{parts.schedule.name!r} has no block that uses them; "
+                          "schedule='auto' adjusts for them", NuisanceUnusedWarning,
+                          stacklevel=3)
 
     def _estimate(self, n, d, settings, parts) -> None:
         """Refuse a fit over the memory budget; announce a long one."""
@@ -330,6 +366,10 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.ranking_[order] = np.arange(1, d + 1)
         self.support_ = self.ranking_ <= n_selected
         self.sample_weight_ = state.mu.copy()
+        self.nuisance_effect_ = None
+        if state.Theta is not None:
+            self.nuisance_effect_ = np.zeros((state.Theta.shape[0], d))
+            self.nuisance_effect_[:, active] = state.Theta
         self.diagnostics_ = weight_diagnostics(state)
         self.groups_ = np.full(d, -1, dtype=np.int64)
         if state.groups is not None:
@@ -366,13 +406,16 @@ class CauseFS(SelectorMixin, BaseEstimator):
         return tags
 
 
-def causefs_scores(X, y=None, **params):
+def causefs_scores(X, y=None, *, nuisance=None, **params):
     """CAUSE-FS feature scores ``||W_f||_2``, for ``SelectKBest(score_func=...)``.
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
     y : ignored
+    nuisance : array-like of shape (n_samples,) or (n_samples, n_variables), optional
+        Known nuisance variables (:meth:`CauseFS.fit`), bound with ``functools.partial``
+        as the other parameters.
     **params
         Any :class:`CauseFS` parameter, e.g. through ``functools.partial``::
 
@@ -384,4 +427,4 @@ def causefs_scores(X, y=None, **params):
     """
     if sp.issparse(X):
         X = X.toarray()
-    return CauseFS(**params).fit(X).scores_
+    return CauseFS(**params).fit(X, nuisance=nuisance).scores_

@@ -16,7 +16,9 @@ from causefs.app.config_checks import ConfigError, check_config, make_method
 from causefs.app.configs import check_schedule_config, config_nodes, register_configs
 from causefs.model.settings import DEFAULTS, setting_names
 from causefs.selectors.cause_fs import SUPPLIED
-from causefs.plugins import available
+from causefs.core.schedule import entry_name
+from causefs.engine import AUTO_SCHEDULES
+from causefs.plugins import available, get_block
 from causefs.selectors import available_selectors
 
 register_configs()
@@ -78,7 +80,11 @@ def test_every_config_composes_and_instantiates(blobs, schedule, kernel, qp):
                    "method.max_iter=1", "n_features_to_select=4")
     method = make_method(cfg)
     assert method.options()["schedule"]["name"] == schedule
-    scores = method.score(blobs[0], n_clusters=3, n_features_to_select=4, random_state=0)
+    reads = {name for entry in (*cfg.schedule.init, *cfg.schedule.loop)
+             for name in get_block(entry_name(entry)).reads}
+    given = {"nuisance": np.arange(len(blobs[0])) % 2} if "Z" in reads else {}
+    scores = method.score(blobs[0], n_clusters=3, n_features_to_select=4, random_state=0,
+                          **given)
     assert np.all(np.isfinite(scores))
 
 
@@ -107,10 +113,13 @@ def test_experiment_configs_compose_with_their_launcher(experiment):
 def test_the_causefs_node_is_the_settings_table():
     """method=causefs is generated from the settings (one place for a default); its part
     options take the schedule/kernel/qp groups, and config.yaml holds only what every
-    method shares."""
+    method shares. The schedule group's default is the schedule ``"auto"`` stands for
+    without nuisance variables (a run with them names its schedule)."""
     cfg = composed()
     for name in setting_names():
-        if name in ("schedule", "kernel", "qp"):
+        if name == "schedule":
+            assert cfg.method[name]["name"] == AUTO_SCHEDULES[False]
+        elif name in ("kernel", "qp"):
             assert cfg.method[name]["name"] == getattr(DEFAULTS, name), name
         elif name in SUPPLIED:
             assert name not in cfg.method, name

@@ -75,7 +75,7 @@ def test_w_system_minimizes_the_quadratic_surrogate(state):
     D = irls_weights(state.W, p.eps)
     A, B = selection_system(state, D)
     W = np.linalg.solve(A, B)
-    Xt = state.mu[:, None] * p.X
+    Xt = state.mu[:, None] * state.X  # X - Z Theta when Z is given
     V = A - p.alpha * Xt.T @ Xt - np.diag(p.lam * D)  # the granular graph part, PSD
     values, vectors = np.linalg.eigh(0.5 * (V + V.T))
     R = np.sqrt(np.clip(values, 0, None))[:, None] * vectors.T  # V = R'R
@@ -97,7 +97,7 @@ def test_granular_graph_part_of_w_system_is_the_graph_term(state):
     p = state.problem
     D = np.zeros(p.n_features)
     A, _ = selection_system(state, D)
-    Xt = state.mu[:, None] * p.X
+    Xt = state.mu[:, None] * state.X  # X - Z Theta when Z is given
     V = A - p.alpha * Xt.T @ Xt
     expected = sum(
         laplacian_quadratic(S, Xt[:, state.groups == m] @ state.W[state.groups == m])
@@ -137,7 +137,7 @@ def test_gpi_reaches_a_stationary_point(blobs):
     p = state.problem
     F = EmbeddingBlock(max_iter=20000, tol=1e-15).step(state).F
     gradient = 2 * (p.alpha * F + laplacian_matmul(state.G, F)) - 2 * p.alpha * (
-        state.mu[:, None] * (p.X @ state.W))
+        state.mu[:, None] * (state.X @ state.W))
     M = F.T @ gradient
     assert np.abs(M - M.T).max() <= 1e-6 * np.abs(M).max()
 

@@ -64,7 +64,8 @@ def reference_treatment(X, rule="median", normalization="group"):
 def reference_terms(state):
     """Paper eq. 3.5 as docs/MODEL.md writes it, one term at a time, dense."""
     p = state.problem
-    X, W, F, mu = p.X, state.W, state.F, state.mu
+    # the blocks fit X - Z Theta; the balance term stays that of X as given
+    X, W, F, mu = state.X, state.W, state.F, state.mu
     Xt = np.diag(mu) @ X
     terms = {
         "regression": p.alpha * np.sum((Xt @ W - F) ** 2),
@@ -82,7 +83,7 @@ def reference_terms(state):
         terms["fusion"] -= state.nu[m] * np.sum(dense(state.G) * dense(S))
     if p.beta != 0:
         for r in range(X.shape[1]):
-            Z = X[:, state.K[:, r]]  # z_i^r = x_i[K[:, r]]
+            Z = p.X[:, state.K[:, r]]  # z_i^r = x_i[K[:, r]]
             a = p.coding[:, r]
             kernel = Z @ Z.T  # linear kappa
             terms["balance"] += p.beta * sum(mu[i] * mu[j] * a[i] * a[j] * kernel[i, j]

@@ -5,7 +5,15 @@ import pytest
 
 from causefs import CauseFS, Schedule, ScheduleError
 from causefs.blocks import Block
-from causefs.engine import balance_of, build_blocks, resolve_qp, resolve_schedule, run_cause_fs
+from causefs.engine import (
+    balance_of,
+    build_blocks,
+    build_parts,
+    resolve_qp,
+    resolve_schedule,
+    run_cause_fs,
+    uses_nuisance,
+)
 from causefs.kernels import LinearKernel
 from causefs.plugins import available
 from causefs.model.treatment_coding import treatment_coding
@@ -127,8 +135,11 @@ def test_paper_schedule_is_not_monotone_in_j_as_recorded(blobs):
 @pytest.mark.parametrize("schedule", available("schedule"))
 @pytest.mark.parametrize("kernel", available("kernel"))
 def test_schedules_and_kernels_run_end_to_end(blobs, schedule, kernel):
+    settings = Settings(n_clusters=3, schedule=schedule, kernel=kernel)
+    # a schedule that adjusts for nuisance variables gets some (labels tied to no cluster)
+    Z = np.arange(len(blobs[0])) % 2 if uses_nuisance(build_parts(settings)) else None
     est = CauseFS(n_clusters=3, n_features_to_select=4, schedule=schedule, kernel=kernel,
-                  max_iter=3, random_state=0).fit(blobs[0])
+                  max_iter=3, random_state=0).fit(blobs[0], nuisance=Z)
     assert np.all(np.isfinite(est.scores_)) and est.support_.sum() == 4
     blocks = {r["block"] for r in est.trace_}
     if schedule == "ablation_I":

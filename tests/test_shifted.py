@@ -79,7 +79,7 @@ def test_seeded_and_validated():
     with pytest.raises(ValueError, match="n_causal"):
         make_shifted_clusters(n_causal=6)
     with pytest.raises(ValueError, match="test_bias"):
-        make_digits_border(test_bias=-0.1)
+        make_digits_border(test_bias=-1.1)
 
 
 @pytest.mark.parametrize("bias", [0.0, 1.0])

@@ -34,7 +34,7 @@ from ..budget import MemoryLimitError
 from ..core.validation import InvalidParameterError
 from ..datasets import Dataset, DatasetError, load_dataset
 from ..numerics.scaling import scale_features
-from ..selectors import Selector, ranking_from_scores
+from ..selectors import Selector, accepts_nuisance, ranking_from_scores
 from .config_checks import ConfigError, check_against_data, check_config, make_method
 from .configs import register_configs
 from .evaluation import causal_recovery, evaluate_ranking, evaluate_shift
@@ -71,12 +71,16 @@ class Job:
 
 
 def load(cfg: DictConfig) -> Dataset:
-    """The configured dataset."""
+    """The configured dataset (with its nuisance variables when ``dataset.nuisance``
+    names them)."""
     options = {k: v for k, v in OmegaConf.to_container(cfg.dataset, resolve=True).items()
-               if k not in ("name", "path", "label_column")}
+               if k not in ("name", "path", "label_column", "nuisance")}
+    nuisance = cfg.dataset.get("nuisance")
     return load_dataset(cfg.dataset.name, path=cfg.dataset.get("path"),
                         data_home_path=cfg.get("data_dir"),
-                        label_column=cfg.dataset.get("label_column"), **options)
+                        label_column=cfg.dataset.get("label_column"),
+                        nuisance=OmegaConf.to_container(nuisance) if OmegaConf.is_list(nuisance)
+                        else nuisance, **options)
 
 
 def plan(cfg: DictConfig, data: Dataset) -> Job:
@@ -92,8 +96,9 @@ def plan(cfg: DictConfig, data: Dataset) -> Job:
     check_against_data(cfg, method, *data.X.shape, n_clusters)
     options = {k: v for k, v in OmegaConf.to_container(cfg.method, resolve=True).items()
                if k != "name" and k not in method.result_neutral}
+    # no nuisance key when there is none: the key of a run without Z stays what it was
     dataset = {k: v for k, v in OmegaConf.to_container(cfg.dataset, resolve=True).items()
-               if k != "path"}
+               if k != "path" and not (k == "nuisance" and v is None)}
     spec = {
         "dataset": {**dataset, "sha256": data.sha256()},
         "version": __version__,
@@ -108,15 +113,18 @@ def plan(cfg: DictConfig, data: Dataset) -> Job:
     return Job(method=method, n_clusters=n_clusters, spec=spec)
 
 
-def score(cfg: DictConfig, job: Job, X: np.ndarray) -> dict:
-    """Fit the method on the scaled data: its scores, ranking and details."""
+def score(cfg: DictConfig, job: Job, X: np.ndarray, nuisance=None) -> dict:
+    """Fit the method on the scaled data (given the dataset's nuisance variables, if it
+    has them and the method takes them): its scores, ranking and details."""
+    given = {"nuisance": nuisance} if nuisance is not None and accepts_nuisance(job.method) \
+        else {}
     start = time.perf_counter()
     scores = job.method.score(X, n_clusters=job.n_clusters,
                               n_features_to_select=max(int(r) for r in cfg.evaluation.rhos),
-                              random_state=cfg.random_state)
+                              random_state=cfg.random_state, **given)
     seconds = time.perf_counter() - start
     ranking = ranking_from_scores(scores)
-    return {"fit_seconds": seconds, **job.method.details(),
+    return {"fit_seconds": seconds, "nuisance_given": bool(given), **job.method.details(),
             "scores": np.asarray(scores).tolist(), "ranking": ranking.tolist(),
             "selected_features": ranking[: cfg.n_features_to_select].tolist()}
 
@@ -139,6 +147,13 @@ def evaluate(cfg: DictConfig, job: Job, data: Dataset, X: np.ndarray, ranking) -
             metrics["test_environment"] = evaluate_shift(
                 data.X_test, data.y_test, ranking, rhos, preprocessing=cfg.preprocessing,
                 select_all=select_all, **options)
+        if getattr(data, "test_names", None) is not None:  # several test environments
+            metrics["test_environments"] = {
+                str(name): evaluate_shift(data.X_test[data.test_names == name],
+                                          data.y_test[data.test_names == name], ranking,
+                                          rhos, preprocessing=cfg.preprocessing,
+                                          select_all=select_all, **options)
+                for name in dict.fromkeys(data.test_names)}
         out["metrics"] = metrics
     if getattr(data, "causal", None) is not None:
         out["causal_recovery"] = causal_recovery(ranking, data.causal, rhos, data.spurious)
@@ -177,7 +192,7 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict:
                           "n_features": X.shape[1], "n_classes": data.n_classes,
                           "image_shape": data.image_shape},
               "versions": versions()}
-    result.update(score(cfg, job, X))
+    result.update(score(cfg, job, X, data.nuisance))
     result.update(evaluate(cfg, job, data, X, np.asarray(result["ranking"])))
     report(result, job.method)
     write(cfg, result, output_dir, store)
@@ -193,12 +208,19 @@ def report(result: dict, method: Selector) -> None:
     for line in method.describe(result):
         print(line)
     print(f"selected features (best first): {result['selected_features']}")
-    for name, table in (result["metrics"] or {}).items():
+    if result.get("nuisance_given"):
+        print("the dataset's nuisance variables were given to the method")
+    metrics = dict(result["metrics"] or {})
+    where = {"test_environment": " of the test environment"}
+    tables = [(where.get(name, ""), table) for name, table in metrics.items()
+              if name != "test_environments"]
+    tables += [(f" of test environment {env}", table)
+               for env, table in metrics.get("test_environments", {}).items()]
+    for suffix, table in tables:
         for rho, m in table.items():
             label = ("all features" if m["features"] == d["n_features"]
                      else f"top {rho} features")
-            label += " of the test environment" if name == "test_environment" else ""
-            print(f"k-means on {label} ({m['n_runs']} runs): "
+            print(f"k-means on {label}{suffix} ({m['n_runs']} runs): "
                   f"ACC {100 * m['acc_mean']:.2f} +- {100 * m['acc_std']:.2f} %, "
                   f"NMI {100 * m['nmi_mean']:.2f} +- {100 * m['nmi_std']:.2f} %")
     for rho, r in (result.get("causal_recovery") or {}).items():

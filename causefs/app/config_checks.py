@@ -34,7 +34,7 @@ from .metrics import NMI_AVERAGES
 from .store import ResultStore, StoreError
 
 #: dataset keys every dataset has; the others are a generator's options
-_DATASET_KEYS = ("name", "path", "label_column")
+_DATASET_KEYS = ("name", "path", "label_column", "nuisance")
 
 
 class ConfigError(InvalidParameterError):
@@ -107,6 +107,7 @@ def _check_dataset(cfg) -> None:
         _checked(check_choice, "dataset", name, [*BENCHMARKS, *EMBEDDED, *GENERATORS, "file"])
     label_column = dataset.get("label_column")
     _checked(check_value, "dataset.label_column", label_column, NONE, Interval(int))
+    _check_nuisance_key(dataset.get("nuisance"), path)
     if label_column is not None and not (path or "").lower().endswith(".csv"):
         raise ConfigError(f"dataset.label_column={label_column}: applies to .csv files only "
                           "(.npz/.mat files name their labels y, gnd, Y, labels, label or "
@@ -118,6 +119,24 @@ def _check_dataset(cfg) -> None:
                           f"is {name!r}")
     if name in GENERATORS and path is None:
         _checked(check_options, "dataset", GENERATORS[name], options, name)
+
+
+def _check_nuisance_key(nuisance, path) -> None:
+    """``dataset.nuisance``: null, a name (an array of the dataset or file, or
+    ``random``), or column numbers of a .csv file."""
+    if OmegaConf.is_list(nuisance):
+        nuisance = OmegaConf.to_container(nuisance)
+    columns = nuisance if isinstance(nuisance, list) else [nuisance]
+    if nuisance is None or isinstance(nuisance, str) and nuisance.strip():
+        return
+    if columns and all(Interval(int).is_satisfied_by(c) for c in columns):
+        if (path or "").lower().endswith(".csv"):
+            return
+        raise ConfigError(f"dataset.nuisance={nuisance}: column numbers apply to .csv files "
+                          "only; name the array (an .npz/.mat key, environment, random)")
+    raise ConfigError(f"dataset.nuisance={nuisance!r}: must be null, the name of the array "
+                      "holding the nuisance variables (a .npz/.mat key, environment, random) "
+                      "or .csv column numbers")
 
 
 _PART_OPTION = re.compile(rf"^method\.(?=({'|'.join(PART_GROUPS)})[.=:])")

@@ -19,11 +19,17 @@ granularity                   GranularityBlock           structural    Delta_m, 
 confounders                   ConfoundersBlock           structural    Z^r
 decorrelation_weights         DecorrelationWeightsBlock  init          mu (DWR)
 density_ratio_weights         DensityRatioWeightsBlock   init          mu (SRDO)
+nuisance_centering            NuisanceCenteringBlock     init          Theta (Z)
+nuisance_effect               NuisanceEffectBlock        structural    Theta (Z)
+nuisance_balance_weights      NuisanceBalanceWeightsBlock init         mu (Z)
 ============================  =========================  ============  ===============
 
-The last two are not the paper's: deconfounding weights from the stable-learning
+The last five are not the paper's. ``decorrelation_weights`` and
+``density_ratio_weights`` are deconfounding weights from the stable-learning
 literature (Kuang et al. 2020; Shen et al. 2020), used by the ``dwr`` and ``srdo``
-schedules.
+schedules. The ``nuisance_*`` blocks use known nuisance variables Z (``fit(X,
+nuisance=Z)``): the blocks after them fit X with Z's effect removed (docs/MODEL.md,
+"Known nuisance variables").
 """
 
 from .base import KINDS, Block
@@ -38,6 +44,8 @@ from .granularity import GranularityBlock
 from .initial_confounders import InitialConfoundersBlock
 from .initial_graphs import InitialFusedGraphBlock, InitialGranularGraphsBlock
 from .initial_selection import InitialSelectionBlock
+from .nuisance_adjustment import NuisanceCenteringBlock, NuisanceEffectBlock
+from .nuisance_balance_weights import NuisanceBalanceWeightsBlock
 from .sample_weights import SampleWeightsBlock
 from .selection_matrix import SelectionMatrixBlock
 from .spectral_embedding import SpectralEmbeddingBlock
@@ -60,6 +68,9 @@ BUILTIN_BLOCKS = (
     ConfoundersBlock,
     DecorrelationWeightsBlock,
     DensityRatioWeightsBlock,
+    NuisanceCenteringBlock,
+    NuisanceEffectBlock,
+    NuisanceBalanceWeightsBlock,
 )
 
 __all__ = ["KINDS", "Block", "BUILTIN_BLOCKS"] + [cls.__name__ for cls in BUILTIN_BLOCKS]

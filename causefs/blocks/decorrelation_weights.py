@@ -112,4 +112,4 @@ class DecorrelationWeightsBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        return state.replace(mu=self.weights(p.X) * (p.mu_total / p.n_samples))
+        return state.replace(mu=self.weights(state.X) * (p.mu_total / p.n_samples))

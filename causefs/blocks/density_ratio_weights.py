@@ -100,4 +100,4 @@ class DensityRatioWeightsBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        return state.replace(mu=self.weights(p.X, self.seed) * (p.mu_total / p.n_samples))
+        return state.replace(mu=self.weights(state.X, self.seed) * (p.mu_total / p.n_samples))

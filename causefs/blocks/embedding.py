@@ -58,7 +58,7 @@ class EmbeddingBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        B = p.alpha * (state.mu[:, None] * (p.X @ state.W))
+        B = p.alpha * (state.mu[:, None] * (state.X @ state.W))
         L = laplacian_matrix(state.G)  # formed once: every inner iteration multiplies by it
         shift = 2.0 * symmetric_degree(state.G).max()  # eta - alpha (Gershgorin)
 

@@ -44,8 +44,9 @@ class InitialGranularGraphsBlock(Block):
         p = state.problem
 
         def build(m):
-            return adaptive_graph(p.X[:, np.flatnonzero(state.groups == m)], p.n_neighbors,
-                                  algorithm=self.neighbor_algorithm, warm=[state.G])
+            return adaptive_graph(state.X[:, np.flatnonzero(state.groups == m)],
+                                  p.n_neighbors, algorithm=self.neighbor_algorithm,
+                                  warm=[state.G])
 
         graphs = parallel_map(build, range(int(state.groups.max()) + 1))
         return state.replace(S=tuple(g for g, _ in graphs), gamma=tuple(c for _, c in graphs))
@@ -74,5 +75,5 @@ class InitialFusedGraphBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        G, xi = adaptive_graph(p.X, p.n_neighbors, algorithm=self.neighbor_algorithm)
+        G, xi = adaptive_graph(state.X, p.n_neighbors, algorithm=self.neighbor_algorithm)
         return state.replace(G=G, xi=xi)

@@ -47,7 +47,7 @@ def sample_weight_qp(state: State) -> SimplexQP:
     graphs: :func:`granular_hessian`; balance: ``beta`` times the kernel's operator.
     """
     p = state.problem
-    XW = p.X @ state.W
+    XW = state.X @ state.W
     H_graph = granular_hessian(state)
     balance = p.balance_operator(state.K) if p.beta != 0 else None
     return SimplexQP(

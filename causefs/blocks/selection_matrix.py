@@ -27,7 +27,7 @@ def selection_system(state: State, D: np.ndarray):
     ``B = alpha X~' F`` (d, h). The granular part is block diagonal (groups are disjoint).
     """
     p = state.problem
-    Xt = state.mu[:, None] * p.X
+    Xt = state.mu[:, None] * state.X
     n, d = Xt.shape
     with threads_for(n * d * d):
         A = p.alpha * (Xt.T @ Xt)
@@ -80,7 +80,7 @@ def _dual(state: State, D: np.ndarray) -> np.ndarray:
     """
     p = state.problem
     n, d = p.X.shape
-    Xt = state.mu[:, None] * p.X
+    Xt = state.mu[:, None] * state.X
     inverse_diagonal = 1.0 / (p.lam * D)
     B = p.alpha * (Xt.T @ state.F)
     groups = [np.arange(d)] if not state.n_granularities else [

@@ -9,6 +9,7 @@ one with the variables they own replaced (:meth:`State.replace`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,10 +28,12 @@ STATE_FIELDS = {
     "groups": "feature granularity of every feature, ints in 0..M-1, (d,)",
     "nu": "granularity weights, (M,)",
     "K": "confounder sets, K[f, r] = feature f confounds treatment r, bool (d, d)",
+    "Theta": "effect of the nuisance variables Z on every feature, (q, d); the blocks "
+             "then fit X - Z Theta",
 }
 
-#: fields a problem provides before any block runs
-PROBLEM_FIELDS = frozenset({"X"})
+#: fields a problem provides before any block runs (Z only when the fit was given one)
+PROBLEM_FIELDS = frozenset({"X", "Z"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,10 +56,15 @@ class State:
     groups: np.ndarray | None = None
     nu: np.ndarray | None = None
     K: np.ndarray | None = None
+    Theta: np.ndarray | None = None
 
-    @property
+    @functools.cached_property
     def X(self) -> np.ndarray:
-        return self.problem.X
+        """The data the blocks fit: the problem's X, less ``Z Theta`` once a block has
+        estimated the nuisance effect ``Theta`` (the problem's X itself before)."""
+        if self.Theta is None:
+            return self.problem.X
+        return self.problem.X - self.problem.Z @ self.Theta
 
     def replace(self, **updates) -> "State":
         """A new state with ``updates`` applied; unknown names raise ``TypeError``."""
@@ -68,8 +76,9 @@ class State:
         return dataclasses.replace(self, **updates)
 
     def available(self) -> frozenset:
-        """Names of the variables that are set, plus the problem's fields."""
-        return PROBLEM_FIELDS | {name for name in STATE_FIELDS if getattr(self, name) is not None}
+        """Names of the variables that are set, plus the problem's fields it has."""
+        given = {"X"} | ({"Z"} if getattr(self.problem, "Z", None) is not None else set())
+        return frozenset(given) | {name for name in STATE_FIELDS if getattr(self, name) is not None}
 
     @property
     def n_granularities(self) -> int:

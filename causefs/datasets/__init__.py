@@ -7,6 +7,10 @@ command line, ``dataset.seed=3``).
 
 from __future__ import annotations
 
+import inspect
+
+import numpy as np
+
 from .base import CausalDataset, Dataset, DatasetError
 from .benchmarks import (
     BENCHMARKS,
@@ -21,13 +25,18 @@ from .shifted import (
     ShiftedDataset,
     biased_groups,
     make_digits_border,
+    make_injected_shift,
     make_shifted_clusters,
 )
 from .synthetic import make_causal
 
 #: datasets made by a generator, by name: its keyword arguments are the dataset's options
 GENERATORS = {"synthetic": make_causal, "shifted_clusters": make_shifted_clusters,
-              "digits_border": make_digits_border}
+              "digits_border": make_digits_border, "injected_shift": make_injected_shift}
+
+#: ``nuisance=RANDOM_NUISANCE``: labels drawn independently of everything (3 levels,
+#: seed 0), to measure what adjusting for an irrelevant Z costs
+RANDOM_NUISANCE = "random"
 
 #: datasets that ship with the installed packages (no data directory needed)
 EMBEDDED = ("digits",)
@@ -35,7 +44,8 @@ EMBEDDED = ("digits",)
 __all__ = ["BENCHMARKS", "Benchmark", "CausalDataset", "Dataset", "DatasetError", "EMBEDDED",
            "ENV_VAR", "GENERATORS", "ShiftedDataset", "biased_groups", "data_home",
            "load_benchmark", "load_dataset", "load_digits", "load_file", "make_causal",
-           "make_digits_border", "make_shifted_clusters", "sha256"]
+           "make_digits_border", "make_injected_shift", "make_shifted_clusters",
+           "RANDOM_NUISANCE", "sha256"]
 
 
 def load_digits() -> Dataset:
@@ -48,15 +58,45 @@ def load_digits() -> Dataset:
 
 
 def load_dataset(name: str, path: str | None = None, data_home_path=None,
-                 label_column: int | None = None, **options) -> Dataset:
+                 label_column: int | None = None, nuisance=None, **options) -> Dataset:
     """Load by name (``digits``, a generator of :data:`GENERATORS` with its ``options``,
-    or a benchmark of :data:`BENCHMARKS`) or from ``path`` (any supported file)."""
+    or a benchmark of :data:`BENCHMARKS`) or from ``path`` (any supported file).
+
+    ``nuisance`` names the known nuisance variables Z to load with the data
+    (:attr:`Dataset.nuisance`): the key of an ``.npz``/``.mat`` array or a ``.csv``
+    column (:func:`load_file`), a generated dataset's array (``"environment"``), or
+    :data:`RANDOM_NUISANCE` for labels independent of everything. None loads none.
+    """
+    if nuisance == RANDOM_NUISANCE:
+        data = load_dataset(name, path, data_home_path, label_column, **options)
+        data.nuisance = np.random.default_rng(0).integers(0, 3, data.X.shape[0])
+        return data
     if path is not None:
-        return load_file(path, label_column)
+        return load_file(path, label_column, nuisance)
     if name == "file":
         raise DatasetError("dataset 'file' needs a path: load_dataset('file', path=...)")
     if name in GENERATORS:
-        return GENERATORS[name](**options)
-    if name == "digits":
-        return load_digits()
-    return load_benchmark(name, data_home_path)
+        generator = GENERATORS[name]
+        if "data_home" in inspect.signature(generator).parameters:
+            options.setdefault("data_home", data_home_path)
+        data = generator(**options)
+    elif name == "digits":
+        data = load_digits()
+    else:
+        data = load_benchmark(name, data_home_path)
+    return _with_nuisance(data, nuisance)
+
+
+def _with_nuisance(data: Dataset, nuisance) -> Dataset:
+    """``data`` with its array named ``nuisance`` as Z (none for None)."""
+    if nuisance is None:
+        return data
+    Z = getattr(data, nuisance, None) if isinstance(nuisance, str) else None
+    if not isinstance(Z, np.ndarray) or Z.shape[:1] != data.X.shape[:1]:
+        arrays = sorted(k for k, v in vars(data).items() if isinstance(v, np.ndarray)
+                        and v.shape[:1] == data.X.shape[:1] and k not in ("X", "y"))
+        raise DatasetError(f"nuisance={nuisance!r}: dataset {data.name!r} has no such array "
+                           f"of one row per sample; it has {arrays or 'none'}, or use "
+                           f"{RANDOM_NUISANCE!r}")
+    data.nuisance = Z
+    return data

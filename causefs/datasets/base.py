@@ -14,21 +14,28 @@ class DatasetError(ValueError):
 
 @dataclass
 class Dataset:
-    """Data ``X`` (n_samples, n_features), labels ``y`` (or None) and where they came from."""
+    """Data ``X`` (n_samples, n_features), labels ``y`` (or None) and where they came from.
+
+    ``nuisance`` holds known nuisance variables Z (n_samples,) or (n_samples, p) when
+    they were asked for (:func:`causefs.datasets.load_dataset`'s ``nuisance``), as given
+    (labels or covariates; :mod:`causefs.model.nuisance` codes them).
+    """
 
     name: str
     X: np.ndarray
     y: np.ndarray | None
     source: str
     image_shape: tuple | None = None
+    nuisance: np.ndarray | None = None
 
     @property
     def n_classes(self) -> int | None:
         return None if self.y is None else int(np.unique(self.y).size)
 
     def sha256(self) -> str:
-        """Hash of the content (shapes, ``X`` as float64, ``y``): the data's identity in
-        the results store, whatever file or path it came from."""
+        """Hash of the content (shapes, ``X`` as float64, ``y``, and the nuisance
+        variables when given): the data's identity in the results store, whatever file
+        or path it came from."""
         digest = hashlib.sha256()
         X = np.ascontiguousarray(self.X, dtype=np.float64)
         digest.update(repr(X.shape).encode())
@@ -37,6 +44,11 @@ class Dataset:
             y = np.ascontiguousarray(self.y)
             digest.update(repr((y.dtype.str, y.shape)).encode())
             digest.update(y.tobytes() if y.dtype != object else repr(y.tolist()).encode())
+        if self.nuisance is not None:  # absent: the hash of the data without Z, as before
+            Z = np.asarray(self.nuisance)
+            digest.update(repr(("nuisance", Z.dtype.str, Z.shape)).encode())
+            digest.update(repr(Z.tolist()).encode() if Z.dtype == object else
+                          np.ascontiguousarray(Z).tobytes())
         return digest.hexdigest()
 
 

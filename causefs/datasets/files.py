@@ -146,14 +146,64 @@ def _numeric(row) -> bool:
         return False
 
 
-def load_file(path: str | os.PathLike, label_column: int | None = None) -> Dataset:
+def _csv_columns(table, label_column, nuisance, path):
+    """Split a CSV table into features, labels (``label_column``) and nuisance variables
+    (``nuisance``: a column number or a list of them)."""
+    width = table.shape[1]
+    several = isinstance(nuisance, (list, tuple))
+    wanted = {"label_column": [] if label_column is None else [label_column],
+              "nuisance": [] if nuisance is None else list(nuisance) if several else [nuisance]}
+    for key, columns in wanted.items():
+        for column in columns:
+            if not isinstance(column, numbers.Integral) or isinstance(column, bool):
+                raise DatasetError(f"{key} must be a column number such as -1 for a .csv "
+                                   f"file, got {column!r} ({path})")
+            if not -width <= column < width:
+                raise DatasetError(f"{path}: {key}={column} is out of range for its "
+                                   f"{width} columns")
+    label = [c % width for c in wanted["label_column"]]
+    side = [c % width for c in wanted["nuisance"]]
+    if set(label) & set(side):
+        raise DatasetError(f"{path}: column {label[0]} cannot hold both the labels and a "
+                           "nuisance variable")
+    y = table[:, label[0]] if label else None
+    Z = None if not side else table[:, side] if several else table[:, side[0]]
+    return np.delete(table, label + side, axis=1), y, None if Z is None else _labels_where_whole(Z)
+
+
+def _labels_where_whole(Z: np.ndarray) -> np.ndarray:
+    """CSV and MATLAB files store labels as floats: whole-number Z become integer labels
+    (categorical, :mod:`causefs.model.nuisance`); with several columns, all or none."""
+    if Z.dtype.kind == "f" and np.all(np.isfinite(Z)) and np.all(Z == np.round(Z)):
+        return Z.astype(np.int64)
+    return Z
+
+
+def _archive_nuisance(contents, key, source):
+    """The array stored under ``key`` in an .npz/.mat file, as Z."""
+    if not isinstance(key, str):
+        raise DatasetError(f"nuisance must name the array of {source} that holds Z, got "
+                           f"{key!r}")
+    if key not in contents:
+        raise DatasetError(f"{source} has no array {key!r} for the nuisance variables; "
+                           f"found {sorted(k for k in contents if not k.startswith('__'))}")
+    Z = np.asarray(contents[key])
+    return Z.ravel() if Z.ndim == 2 and 1 in Z.shape else Z
+
+
+def load_file(path: str | os.PathLike, label_column: int | None = None,
+              nuisance=None) -> Dataset:
     """Load a ``.npz``, ``.mat`` (v5 or v7.3) or ``.csv`` file.
 
     ``.npz`` and ``.mat`` files hold the features under one of ``X``, ``fea``,
     ``data``, ``features`` and optionally the labels under ``y``, ``gnd``, ``Y``,
     ``labels``, ``label``, ``target``. A ``.csv`` file is numbers only (a header line is
     skipped); ``label_column`` names the column holding labels (e.g. -1), if any.
-    Pickled content is never loaded.
+    ``nuisance`` names where known nuisance variables Z are: the key of their array in
+    an ``.npz``/``.mat`` file, a column number (or a list of them) of a ``.csv`` file,
+    which then leaves the features (:attr:`Dataset.nuisance`). CSV and MATLAB files
+    have no integer type: whole-number nuisance values are read as labels. Pickled
+    content is never loaded.
 
     Raises
     ------
@@ -178,15 +228,8 @@ def load_file(path: str | os.PathLike, label_column: int | None = None) -> Datas
         raise DatasetError(f"label_column applies to .csv files only ({path}); .npz/.mat "
                            f"files name their labels {', '.join(_LABEL_KEYS)}")
     if suffix == ".csv":
-        table = _read_csv(path)
-        y = None
-        if label_column is not None:
-            if not -table.shape[1] <= label_column < table.shape[1]:
-                raise DatasetError(f"{path}: label_column={label_column} is out of range "
-                                   f"for its {table.shape[1]} columns")
-            y = table[:, label_column]
-            table = np.delete(table, label_column, axis=1)
-        X, y = _orient(table, y, source)
+        X, y, Z = _csv_columns(_read_csv(path), label_column, nuisance, path)
+        X, y = _orient(X, y, source)
     else:
         contents = _load_npz(path) if suffix == ".npz" else _load_mat(path)
         key = _pick(contents, _FEATURE_KEYS, "feature", source)
@@ -195,4 +238,10 @@ def load_file(path: str | os.PathLike, label_column: int | None = None) -> Datas
         y = _as_labels(contents[label_keys[0]]) if label_keys else None
         X, y = _orient(X, y, source)
         _check_values(X, y, source, key)
-    return Dataset(name=path.stem, X=X, y=y, source=source)
+        Z = None if nuisance is None else _archive_nuisance(contents, nuisance, source)
+        if Z is not None and suffix == ".mat":
+            Z = _labels_where_whole(Z)
+    if Z is not None and Z.shape[0] != X.shape[0]:
+        raise DatasetError(f"{source}: {X.shape[0]} samples but the nuisance variables "
+                           f"have {Z.shape[0]} rows")
+    return Dataset(name=path.stem, X=X, y=y, source=source, nuisance=Z)

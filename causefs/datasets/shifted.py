@@ -7,11 +7,19 @@ them (or tied differently) at test. A feature selector that keeps spurious featu
 clusters the test environment worse: out-of-distribution ACC/NMI
 (:func:`causefs.app.evaluation.evaluate_shift`) measure that.
 
-In both generators the bias acts the same way: every sample's group ``B`` equals
+In every generator the bias acts the same way: every sample's group ``B`` equals
 ``g(C)`` (a fixed coarsening of its cluster ``C``) with probability ``bias``, and is drawn
 uniformly from the groups otherwise. ``bias = 0`` makes ``B`` independent of ``C``,
 ``bias = 1`` a function of ``C``; the realised share of samples with ``B = g(C)`` is
-``bias + (1 - bias) / n_groups``.
+``bias + (1 - bias) / n_groups``. A negative bias *reverses* the tie: ``B`` is then
+``g(C + 1)`` with probability ``|bias|`` (for two groups, the other group).
+
+A bias may be a list: one environment per entry, training environments pooled into the
+training data (several environments with different biases, as a user's batches or sites)
+and test environments kept apart (``test_names`` says which test environment a test
+sample belongs to; each is evaluated on its own). ``environment`` (training) and
+``environment_test`` hold B: the known nuisance variable Z of a fit
+(``load_dataset(..., nuisance="environment")``).
 """
 
 from __future__ import annotations
@@ -26,33 +34,62 @@ from .base import CausalDataset
 
 @dataclass
 class ShiftedDataset(CausalDataset):
-    """A training environment (``X``, ``y``, ``environment`` = B) and a test environment.
+    """Training environments (``X``, ``y``, ``environment`` = B) and test environments.
 
-    ``causal``, ``spurious`` and ``noise`` are column indices (the same in both
-    environments); ``environment`` and ``environment_test`` hold every sample's group B.
+    ``causal``, ``spurious`` and ``noise`` are column indices (the same in every
+    environment); ``environment`` and ``environment_test`` hold every sample's group B.
+    ``test_names`` (None for one test environment) names the test environment of every
+    test sample.
     """
 
     X_test: np.ndarray | None = None
     y_test: np.ndarray | None = None
     environment_test: np.ndarray | None = None
     noise: np.ndarray | None = None
-    train_bias: float = 0.0
-    test_bias: float = 0.0
+    train_bias: float | tuple = 0.0
+    test_bias: float | tuple = 0.0
+    test_names: np.ndarray | None = None
 
 
-def _check_bias(name, value):
-    # 0: B independent of the clusters, 1: B a function of them
-    check_value(name, value, Interval(float, 0, 1))
+def _check_bias(name, value) -> tuple:
+    """The biases of ``value`` (a number or a list of them) as a tuple."""
+    values = tuple(value) if isinstance(value, (list, tuple)) else (value,)
+    if not values:
+        raise ValueError(f"{name}=[]: needs at least one environment's bias")
+    for entry in values:
+        # 0: B independent of the clusters, 1: a function of them, -1: reversed
+        check_value(name, entry, Interval(float, -1, 1))
+    return values
 
 
 def biased_groups(clusters: np.ndarray, n_groups: int, bias: float, rng) -> np.ndarray:
-    """Groups ``B``: ``clusters % n_groups`` with probability ``bias``, uniform otherwise.
+    """Groups ``B``: ``clusters % n_groups`` with probability ``bias``, uniform otherwise;
+    for a negative bias, ``(clusters + 1) % n_groups`` with probability ``-bias``.
 
     ``c % n_groups`` coarsens the clusters: every group is a union of clusters, so B
     carries less structure than C.
     """
-    tied = rng.random(clusters.size) < bias
-    return np.where(tied, clusters % n_groups, rng.integers(0, n_groups, clusters.size))
+    tied = rng.random(clusters.size) < abs(bias)
+    target = (clusters + (bias < 0)) % n_groups
+    return np.where(tied, target, rng.integers(0, n_groups, clusters.size))
+
+
+def _split(n: int, parts: int) -> list:
+    """``n`` samples split as evenly as possible into ``parts`` environments."""
+    return [n // parts + (e < n % parts) for e in range(parts)]
+
+
+def _environments(make, samples: list, biases: tuple):
+    """``make(samples[e], biases[e])`` for every environment: X, y and B stacked, and the
+    name of every sample's environment (its bias)."""
+    parts = [make(part, bias) for part, bias in zip(samples, biases)]
+    names = np.concatenate([[f"{bias:g}"] * part[1].size for part, bias in zip(parts, biases)])
+    return (*(np.concatenate([part[i] for part in parts]) for i in range(3)), names)
+
+
+def _given(value, biases):
+    """A bias as the caller gave it: a number stays a number (one environment)."""
+    return value if not isinstance(value, (list, tuple)) else biases
 
 
 def make_shifted_clusters(n_train: int = 400, n_test: int = 400, *, n_clusters: int = 4,
@@ -69,7 +106,9 @@ def make_shifted_clusters(n_train: int = 400, n_test: int = 400, *, n_clusters: 
       causal features of either environment.
     * The group ``B`` (``n_groups < n_clusters`` values) is ``C % n_groups`` with
       probability ``train_bias`` (``test_bias`` at test), else uniform
-      (:func:`biased_groups`). The spurious features are split into ``n_groups`` blocks;
+      (:func:`biased_groups`; lists of biases make several environments, ``n_train``
+      samples split evenly among the training ones, ``n_test`` samples in each test
+      one). The spurious features are split into ``n_groups`` blocks;
       group b has mean ``spurious_separation`` on its block, plus unit noise. They depend
       on C only through B. B has fewer values than C, so it is no second clustering as
       fine as C; but a large ``n_spurious * spurious_separation**2`` makes the spurious
@@ -82,7 +121,7 @@ def make_shifted_clusters(n_train: int = 400, n_test: int = 400, *, n_clusters: 
     Returns
     -------
     ShiftedDataset
-        ``X`` (n_train, d) and ``X_test`` (n_test, d) with
+        ``X`` (n_train, d) and ``X_test`` (n_test * test environments, d) with
         ``d = n_causal + n_spurious + n_noise``.
     """
     if not 2 <= n_groups < n_clusters:
@@ -97,8 +136,8 @@ def make_shifted_clusters(n_train: int = 400, n_test: int = 400, *, n_clusters: 
         raise ValueError(f"need n_noise >= 0 and at least n_clusters = {n_clusters} samples "
                          f"per environment; got n_noise={n_noise}, n_train={n_train}, "
                          f"n_test={n_test}")
-    _check_bias("train_bias", train_bias)
-    _check_bias("test_bias", test_bias)
+    train_biases = _check_bias("train_bias", train_bias)
+    test_biases = _check_bias("test_bias", test_bias)
     rng = np.random.default_rng(seed)
     d = n_causal + n_spurious + n_noise
     causal_means = separation * np.kron(np.eye(n_clusters), np.ones(n_causal // n_clusters))
@@ -115,8 +154,9 @@ def make_shifted_clusters(n_train: int = 400, n_test: int = 400, *, n_clusters: 
         X[:, n_causal:n_causal + n_spurious] += spurious_means[groups]
         return X[:, order], clusters, groups
 
-    X, y, B = environment(n_train, train_bias)
-    X_test, y_test, B_test = environment(n_test, test_bias)
+    X, y, B, _ = _environments(environment, _split(n_train, len(train_biases)), train_biases)
+    X_test, y_test, B_test, names = _environments(environment, [n_test] * len(test_biases),
+                                                  test_biases)
     return ShiftedDataset(
         name="shifted_clusters", X=X, y=y,
         source=f"causefs.shifted.make_shifted_clusters(train_bias={train_bias}, seed={seed})",
@@ -124,30 +164,35 @@ def make_shifted_clusters(n_train: int = 400, n_test: int = 400, *, n_clusters: 
         spurious=np.sort(position[n_causal:n_causal + n_spurious]),
         noise=np.sort(position[n_causal + n_spurious:]),
         environment=B, X_test=X_test, y_test=y_test, environment_test=B_test,
-        train_bias=train_bias, test_bias=test_bias,
+        train_bias=_given(train_bias, train_biases), test_bias=_given(test_bias, test_biases),
+        test_names=names if len(test_biases) > 1 else None,
     )
 
 
 def make_digits_border(train_bias: float = 0.9, test_bias: float = 0.0, *,
                        train_size: float = 0.5, border_levels=(4.0, 12.0),
-                       border_noise: float = 2.0, seed: int = 0) -> ShiftedDataset:
-    """scikit-learn's 8x8 digits framed by a 1-pixel border whose shade tracks a group of classes.
+                       border_noise: float = 2.0, border_width: int = 1,
+                       seed: int = 0) -> ShiftedDataset:
+    """scikit-learn's 8x8 digits framed by a border whose shade tracks a group of classes.
 
-    The digits are split (stratified, ``seed``) into a training and a test environment.
-    Every image is padded to 10x10 with a border of shade ``border_levels[B]`` plus
-    Gaussian noise of std ``border_noise`` (clipped to the digits' range 0..16). In
-    training ``B`` is the class group ``digit % 2`` (even / odd) with probability
-    ``train_bias``, at test with probability ``test_bias``, else uniform
-    (:func:`biased_groups`).
+    The digits are split (stratified, ``seed``) into training and test images. Every
+    image is padded to ``(8 + 2 w)`` pixels square (``w = border_width``) with a border
+    of shade ``border_levels[B]`` plus Gaussian noise of std ``border_noise`` (clipped to
+    the digits' range 0..16). In training ``B`` is the class group ``digit % 2`` (even /
+    odd) with probability ``train_bias``, at test with probability ``test_bias``, else
+    uniform (:func:`biased_groups`). Lists of biases make several environments: the
+    training images are split evenly among the training ones, and every test environment
+    frames all the test images (only the tie differs between them).
 
-    Ground truth: ``causal`` = the 64 pixels of the digit, ``spurious`` = the 36 border
-    pixels; no noise features. ``image_shape`` is (10, 10).
+    Ground truth: ``causal`` = the 64 pixels of the digit, ``spurious`` = the border
+    pixels; no noise features.
     """
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
-    _check_bias("train_bias", train_bias)
-    _check_bias("test_bias", test_bias)
+    train_biases = _check_bias("train_bias", train_bias)
+    test_biases = _check_bias("test_bias", test_bias)
+    check_value("border_width", border_width, Interval(int, 1))
     if not 0 < train_size < 1:
         raise ValueError(f"train_size must lie in (0, 1), got {train_size}")
     if len(border_levels) != 2:
@@ -156,26 +201,98 @@ def make_digits_border(train_bias: float = 0.9, test_bias: float = 0.0, *,
     rng = np.random.default_rng(seed)
     tr, te = train_test_split(np.arange(labels.size), train_size=train_size, stratify=labels,
                               random_state=seed)
-    frame = np.ones((10, 10), dtype=bool)
-    frame[1:-1, 1:-1] = False
+    side = 8 + 2 * border_width
+    frame = np.ones((side, side), dtype=bool)
+    frame[border_width:-border_width, border_width:-border_width] = False
 
     def environment(idx, bias):
         groups = biased_groups(labels[idx], 2, bias, rng)
-        padded = np.zeros((idx.size, 10, 10))
-        padded[:, 1:-1, 1:-1] = images[idx].reshape(-1, 8, 8)
+        padded = np.zeros((idx.size, side, side))
+        padded[:, ~frame] = images[idx]
         shade = np.asarray(border_levels, dtype=float)[groups]
         noisy = shade[:, None] + border_noise * rng.standard_normal((idx.size, frame.sum()))
         padded[:, frame] = np.clip(noisy, 0.0, 16.0)
-        return padded.reshape(idx.size, 100), labels[idx], groups
+        return padded.reshape(idx.size, side * side), labels[idx], groups
 
-    X, y, B = environment(tr, train_bias)
-    X_test, y_test, B_test = environment(te, test_bias)
+    X, y, B, _ = _environments(environment, np.array_split(tr, len(train_biases)),
+                               train_biases)
+    X_test, y_test, B_test, names = _environments(environment, [te] * len(test_biases),
+                                                  test_biases)
     flat = frame.ravel()
     return ShiftedDataset(
         name="digits_border", X=X, y=y,
         source=f"causefs.shifted.make_digits_border(train_bias={train_bias}, seed={seed})",
-        image_shape=(10, 10), causal=np.flatnonzero(~flat), spurious=np.flatnonzero(flat),
-        noise=np.array([], dtype=np.int64), environment=B, X_test=X_test, y_test=y_test,
-        environment_test=B_test, train_bias=train_bias, test_bias=test_bias,
+        image_shape=(side, side), causal=np.flatnonzero(~flat),
+        spurious=np.flatnonzero(flat), noise=np.array([], dtype=np.int64), environment=B,
+        X_test=X_test, y_test=y_test, environment_test=B_test,
+        train_bias=_given(train_bias, train_biases), test_bias=_given(test_bias, test_biases),
+        test_names=names if len(test_biases) > 1 else None,
     )
 
+
+
+def make_injected_shift(base: str = "usps", train_bias=(0.9, 0.6, 0.3),
+                        test_bias=(0.0, -0.9), *, n_train: int = 600, n_test: int = 600,
+                        n_injected: int = 32, strength: float = 3.0, n_groups: int = 2,
+                        block_noise: float = 1.0, seed: int = 0,
+                        data_home=None) -> ShiftedDataset:
+    """A benchmark ``base`` of :data:`~causefs.datasets.BENCHMARKS` (read from
+    ``data_home``) with an injected nuisance block.
+
+    The images are split (stratified, ``seed``) into ``n_train`` training and
+    ``n_test`` test images. Every image gets ``n_injected`` extra features
+    driven by a group ``B`` of ``n_groups`` values: unit noise times ``s``, the median
+    standard deviation of the image's features, plus ``strength * s`` on the block of
+    its group (``n_injected / n_groups`` features each), as the spurious block of
+    :func:`make_shifted_clusters`. B is the class group ``class % n_groups`` with
+    probability ``train_bias`` in training (lists: several environments, the training
+    images split evenly among them) and ``test_bias`` at test (every test environment
+    holds all the test images), else uniform (:func:`biased_groups`).
+
+    Ground truth: ``causal`` = the image's features (the clustering the benchmark is
+    about), ``spurious`` = the injected block; no noise features.
+    """
+    from sklearn.model_selection import train_test_split
+
+    from .benchmarks import load_benchmark
+
+    train_biases = _check_bias("train_bias", train_bias)
+    test_biases = _check_bias("test_bias", test_bias)
+    check_value("strength", strength, Interval(float, 0))
+    check_value("block_noise", block_noise, Interval(float, 0))
+    check_value("n_groups", n_groups, Interval(int, 2))
+    if n_injected < n_groups or n_injected % n_groups:
+        raise ValueError(f"n_injected = {n_injected} must be a positive multiple of "
+                         f"n_groups = {n_groups} (one equal block per group)")
+    data = load_benchmark(base, data_home)
+    images, labels = np.asarray(data.X, dtype=float), np.asarray(data.y)
+    if n_train + n_test > labels.size:
+        raise ValueError(f"n_train + n_test = {n_train + n_test} exceeds the "
+                         f"{labels.size} images of {base}")
+    tr, te = train_test_split(np.arange(labels.size), train_size=n_train, test_size=n_test,
+                              stratify=labels, random_state=seed)
+    _, classes = np.unique(labels, return_inverse=True)
+    rng = np.random.default_rng(seed)
+    unit = float(np.median(images.std(axis=0)))
+    means = strength * unit * np.kron(np.eye(n_groups), np.ones(n_injected // n_groups))
+
+    def environment(idx, bias):
+        groups = biased_groups(classes[idx], n_groups, bias, rng)
+        block = block_noise * unit * rng.standard_normal((idx.size, n_injected)) + means[groups]
+        return np.hstack([images[idx], block]), labels[idx], groups
+
+    X, y, B, _ = _environments(environment, np.array_split(tr, len(train_biases)),
+                               train_biases)
+    X_test, y_test, B_test, names = _environments(environment, [te] * len(test_biases),
+                                                  test_biases)
+    d = images.shape[1]
+    return ShiftedDataset(
+        name=f"{data.name}_injected", X=X, y=y,
+        source=f"causefs.shifted.make_injected_shift({base!r}, strength={strength}, "
+               f"seed={seed})",
+        image_shape=None, causal=np.arange(d), spurious=np.arange(d, d + n_injected),
+        noise=np.array([], dtype=np.int64), environment=B, X_test=X_test, y_test=y_test,
+        environment_test=B_test, train_bias=_given(train_bias, train_biases),
+        test_bias=_given(test_bias, test_biases),
+        test_names=names if len(test_biases) > 1 else None,
+    )

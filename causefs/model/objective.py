@@ -8,7 +8,8 @@
       - sum_m nu_m <G, S[m]> + sum_j xi_j ||G_.j||^2               fusion
       + beta * sum_r MMD_r(mu)                                     balance
 
-with ``X~ = diag(mu) X``. A term whose variables are not part of the schedule (no
+with ``X~ = diag(mu) X``, where X is the data the blocks fit (``state.X``: less the
+nuisance effect ``Z Theta`` once a block has estimated it). A term whose variables are not part of the schedule (no
 granular graphs in ablation II) is 0.
 """
 
@@ -45,10 +46,10 @@ def sparsity(W: np.ndarray, lam: float, eps: float) -> float:
 
 #: the variables each term depends on (besides the fixed problem)
 TERM_INPUTS = {
-    "regression": ("W", "F", "mu"),
+    "regression": ("W", "F", "mu", "Theta"),
     "fused_smoothness": ("G", "F"),
     "sparsity": ("W",),
-    "granular_graphs": ("S", "gamma", "groups", "W", "mu"),
+    "granular_graphs": ("S", "gamma", "groups", "W", "mu", "Theta"),
     "fusion": ("G", "xi", "S", "nu"),
     "balance": ("mu", "K"),
 }

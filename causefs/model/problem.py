@@ -41,6 +41,9 @@ class Problem:
         quadratic form in mu, :mod:`causefs.kernels`) for confounder sets ``K``; the
         engine makes it from the kernel (:func:`causefs.engine.balance_of`). Needed when
         ``beta != 0``.
+    Z : ndarray of shape (n_samples, q), optional
+        Known nuisance variables, coded (:func:`causefs.model.nuisance.code_nuisance`):
+        what the blocks that adjust for them read; None when the fit was given none.
 
     Every value is checked by the rule of the setting of the same name
     (:mod:`causefs.model.settings`).
@@ -56,12 +59,16 @@ class Problem:
     lam: float = DEFAULTS.lam
     eps: float = DEFAULTS.eps
     balance: Callable | None = None
+    Z: np.ndarray | None = None
     _operators: dict = field(default_factory=dict, repr=False)
     _last_value: list = field(default_factory=list, repr=False)
 
     def __post_init__(self):
         for name in PROBLEM_SETTINGS:
             check_setting(name, getattr(self, name))
+        if self.Z is not None and (self.Z.ndim != 2 or self.Z.shape[0] != self.n_samples):
+            raise ValueError(f"Z must be the coded nuisance design (n_samples, q) = "
+                             f"({self.n_samples}, q), got shape {self.Z.shape}")
 
     @property
     def n_samples(self) -> int:

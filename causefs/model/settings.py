@@ -67,7 +67,7 @@ class Settings:
     max_treatments: int | str | None = setting("auto", NONE, Options(["auto"]),
                                                Interval(int, 1))
     sample_weights: str = setting("mean_one", Options(SAMPLE_WEIGHTS))
-    schedule: object = setting("full", _PART)
+    schedule: object = setting("auto", _PART)
     kernel: object = setting("linear", _PART)
     qp: object = setting("gradient_projection_cg", _PART)
     max_iter: int = setting(30, Interval(int, 0))

@@ -6,7 +6,7 @@ protocol keeps the top rho. Selectors are a plugin layer above the estimator
 ones, built-ins included, and :func:`make_selector` builds one by name.
 """
 
-from .base import Selector, ranking_from_scores
+from .base import Selector, accepts_nuisance, ranking_from_scores
 from .builtin import BUILTIN_SELECTORS
 from .cause_fs import AllFeatures, CauseFSSelector
 from .laplacian_score import LaplacianScore
@@ -17,5 +17,5 @@ from .spec import SPEC
 from .udfs import UDFS
 
 __all__ = ["BUILTIN_SELECTORS", "AllFeatures", "CauseFSSelector", "LaplacianScore", "MCFS",
-           "NDFS", "SPEC", "Selector", "SelectorRegistry", "UDFS", "available_selectors",
-           "get_selector", "make_selector", "ranking_from_scores"]
+           "NDFS", "SPEC", "Selector", "SelectorRegistry", "UDFS", "accepts_nuisance",
+           "available_selectors", "get_selector", "make_selector", "ranking_from_scores"]

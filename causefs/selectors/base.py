@@ -26,12 +26,20 @@ def _same(a, b) -> bool:
     return a == b
 
 
+def accepts_nuisance(selector) -> bool:
+    """Whether ``selector.score`` takes the ``nuisance`` keyword (a plugin's selector
+    written before it existed does not: it is then run without Z, as the baselines)."""
+    parameters = inspect.signature(selector.score).parameters.values()
+    return any(p.name == "nuisance" or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
 class Selector(Part, ABC):
     """Scores features of unlabeled data; higher is better.
 
     Constructor keywords are the method's options. What an experiment supplies to every
-    method (the number of clusters, how many features it will keep, the seed) are the
-    arguments of :meth:`score`; the data arrive scaled.
+    method (the number of clusters, how many features it will keep, the seed, the known
+    nuisance variables if the dataset has them) are the arguments of :meth:`score`; the
+    data arrive scaled.
 
     Attributes
     ----------
@@ -52,11 +60,15 @@ class Selector(Part, ABC):
 
     @abstractmethod
     def score(self, X: np.ndarray, *, n_clusters: int, n_features_to_select: int,
-              random_state: int = 0) -> np.ndarray:
+              random_state: int = 0, nuisance=None) -> np.ndarray:
         """Scores of the d features of ``X`` (n, d), already scaled.
 
         ``n_features_to_select`` is the largest rho the caller will use (methods such as
-        MCFS depend on it); ``random_state`` seeds every random choice.
+        MCFS depend on it); ``random_state`` seeds every random choice. ``nuisance``
+        holds known nuisance variables Z (n,) or (n, p), as :meth:`causefs.CauseFS.fit`
+        takes them, when the dataset has them: a method that has no use for them
+        ignores them (the baselines do: their papers define no adjustment, and the
+        experiments compare against them as they are).
         """
 
     def ranking(self, X, **kwargs) -> np.ndarray:

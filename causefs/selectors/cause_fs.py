@@ -18,7 +18,7 @@ from .base import Selector, _same
 #: and the scaling applied to the data before any method sees it)
 SUPPLIED = ("n_clusters", "n_features_to_select", "random_state", "preprocessing")
 #: what a report calls each built-in schedule
-SCHEDULE_LABELS = {"full": "CAUSE-FS", "ablation_I": "CAUSE-FS-I",
+SCHEDULE_LABELS = {"full": "CAUSE-FS", "auto": "CAUSE-FS", "ablation_I": "CAUSE-FS-I",
                    "ablation_II": "CAUSE-FS-II"}
 #: the model's settings: a result with others set differently is a tuned setting in a
 #: report (iteration counts, solvers and checks do not make a setting non-default)
@@ -60,9 +60,9 @@ class CauseFSSelector(Selector):
     def check_data(self, n_samples, n_features, n_clusters) -> None:
         self._estimator(n_clusters, None, None).settings().check_data(n_samples, n_features)
 
-    def score(self, X, *, n_clusters, n_features_to_select, random_state=0):
+    def score(self, X, *, n_clusters, n_features_to_select, random_state=0, nuisance=None):
         self.estimator_ = self._estimator(n_clusters, min(n_features_to_select, X.shape[1]),
-                                          random_state).fit(X)
+                                          random_state).fit(X, nuisance=nuisance)
         return self.estimator_.scores_
 
     def details(self) -> dict:
@@ -107,5 +107,5 @@ class AllFeatures(Selector):
     display_name = "AllFea"
     select_all = True
 
-    def score(self, X, *, n_clusters, n_features_to_select, random_state=0):
+    def score(self, X, *, n_clusters, n_features_to_select, random_state=0, nuisance=None):
         return np.zeros(X.shape[1])

@@ -82,7 +82,7 @@ class LaplacianScore(NeighborGraphSelector):
     def __init__(self, n_neighbors=5, weight="heat", t=None):
         self.n_neighbors, self.weight, self.t = check_graph_options(n_neighbors, weight, t)
 
-    def score(self, X, *, n_clusters, n_features_to_select, random_state=0):
+    def score(self, X, *, n_clusters, n_features_to_select, random_state=0, nuisance=None):
         X = np.asarray(X, dtype=float)
         A = knn_affinity(X, n_neighbors=self.n_neighbors, weight=self.weight, t=self.t)
         quotients, _ = laplacian_quotients(A, X, centered=True)

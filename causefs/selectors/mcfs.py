@@ -79,7 +79,7 @@ class MCFS(NeighborGraphSelector):
             coef[:, varying] = lars.fit(X[:, varying], embedding).coef_.reshape(n_clusters, -1)
         return coef
 
-    def score(self, X, *, n_clusters, n_features_to_select, random_state=0):
+    def score(self, X, *, n_clusters, n_features_to_select, random_state=0, nuisance=None):
         coef = self.coefficients(X, n_clusters=n_clusters,
                                  n_features_to_select=n_features_to_select,
                                  random_state=random_state)

@@ -140,7 +140,7 @@ class NDFS(NeighborGraphSelector):
                 break
         return NDFSResult(W, F, history)
 
-    def score(self, X, *, n_clusters, n_features_to_select, random_state=0):
+    def score(self, X, *, n_clusters, n_features_to_select, random_state=0, nuisance=None):
         X = np.asarray(X, dtype=float)
         constant = constant_features(X)
         scores = np.full(X.shape[1], CONSTANT_SCORE)

@@ -103,6 +103,12 @@ def check_state(state: State) -> None:
     if state.K is not None:
         assert state.K.shape == (d, d) and state.K.dtype == bool, "K must be bool (d, d)"
         assert not np.any(np.diag(state.K)), "a feature cannot confound itself (K diagonal)"
+    if state.Theta is not None:
+        assert p.Z is not None, "Theta is set but the problem has no nuisance variables Z"
+        q = p.Z.shape[1]
+        assert state.Theta.shape == (q, d), f"Theta has shape {state.Theta.shape}, " \
+            f"expected {(q, d)}"
+        assert np.all(np.isfinite(state.Theta)), "Theta has non-finite entries"
 
 
 def check_step(block, state: State, rtol: float = 1e-9) -> State:

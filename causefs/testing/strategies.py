@@ -14,6 +14,7 @@ from ..blocks.selection_matrix import irls_weights
 from ..core.state import State
 from ..engine import balance_of
 from ..kernels import LinearKernel
+from ..model.nuisance import code_nuisance
 from ..model.problem import Problem
 from ..model.treatment_coding import treatment_coding
 from ..qp import SimplexQP
@@ -45,11 +46,28 @@ def random_data(rng: np.random.Generator, n: int, d: int, duplicates: bool) -> n
     return X
 
 
+def random_nuisance(rng: np.random.Generator, n: int, X: np.ndarray) -> np.ndarray:
+    """Coded nuisance variables: labels (2 or 3 levels) or one or two covariates, some
+    tied to a column of X (a nuisance that shifts features), some independent of it."""
+    if rng.random() < 0.5:
+        levels = int(min(rng.integers(2, 4), max(2, n - 2)))
+        labels = rng.integers(0, levels, n)
+        if rng.random() < 0.5:
+            labels = np.where(rng.random(n) < 0.7, (X[:, 0] > 0.5).astype(int), labels)
+        labels[:2] = [0, 1]  # at least two levels
+        return code_nuisance(labels, n)
+    width = 1 if n < 6 else int(rng.integers(1, 3))
+    covariates = rng.standard_normal((n, width))
+    covariates[:, 0] += 3.0 * X[:, 0] * (rng.random() < 0.5)
+    return code_nuisance(covariates, n)
+
+
 @st.composite
 def problems(draw, min_samples=12, max_samples=30, min_features=3, max_features=10,
              kernel=None, beta=None, sample_weights=None):
     """A random :class:`~causefs.model.problem.Problem` (small sizes; the balance operator
-    is the linear kernel's unless ``kernel`` is given, in the ``auto`` balance form).
+    is the linear kernel's unless ``kernel`` is given, in the ``auto`` balance form),
+    with coded nuisance variables Z (:func:`random_nuisance`).
 
     Some problems are as small as the closed forms allow (``n = k + 2``) and some have
     binary or mostly tied columns, whose median split leaves a group empty.
@@ -83,6 +101,7 @@ def problems(draw, min_samples=12, max_samples=30, min_features=3, max_features=
         else draw(st.sampled_from(["simplex", "mean_one"])),
         balance=balance_of(kernel if kernel is not None else LinearKernel(), "auto",
                            seed % (2**31)),
+        Z=random_nuisance(rng, n, X),
     )
 
 
@@ -116,6 +135,8 @@ def states(draw, problem=None, granular=True, **problem_options):
     adaptive_scale = draw(st.sampled_from([1.0, 0.0]))  # 0: gamma and xi exactly zero
     fields = dict(W=W, D=irls_weights(W, p.eps), F=F, mu=mu, K=K, G=random_graph(rng, n, k),
                   xi=adaptive_scale * rng.random(n) * 10 ** rng.uniform(-3, 1))
+    if p.Z is not None:  # the blocks then fit X - Z Theta
+        fields["Theta"] = 0.1 * rng.standard_normal((p.Z.shape[1], d))
     if granular is None:
         granular = draw(st.booleans())
     if granular:

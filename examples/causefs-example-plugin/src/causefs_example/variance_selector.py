@@ -10,5 +10,5 @@ class VarianceSelector(Selector):
 
     name = "variance"
 
-    def score(self, X, *, n_clusters, n_features_to_select, random_state=0):
+    def score(self, X, *, n_clusters, n_features_to_select, random_state=0, nuisance=None):
         return np.var(np.asarray(X, dtype=float), axis=0)

@@ -1,0 +1,106 @@
+"""Adjustment for known nuisance variables Z: the blocks fit X with Z's effect removed.
+
+Both blocks write ``Theta`` (q, d), the effect of the coded Z on every feature; the data
+the regression and graph terms see is then ``state.X = X - Z Theta`` (docs/MODEL.md,
+"Known nuisance variables").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.parts import Cost
+from ..core.state import State
+from ..numerics.nuisance import conditional_kmeans, nuisance_regression
+from .base import Block
+
+
+class NuisanceCenteringBlock(Block):
+    """``Theta``: the coefficients of Z in the least-squares fit of X on Z alone; the
+    blocks then fit ``X - Z Theta``.
+
+    For labels this centres every feature within the environments of Z (each level's
+    mean moved to the overall mean), for covariates it removes their linear trend:
+    conditioning on Z. It removes every association of a feature with Z, also the part
+    the clusters carry when Z and the clusters are tied (a selection bias), which is
+    what :class:`NuisanceEffectBlock` keeps. Each feature's effect is shrunk by
+    ``max(0, 1 - 1/F)`` (:func:`~causefs.numerics.nuisance.nuisance_regression`), so an
+    irrelevant Z changes the data by little.
+
+    Assumption: Z shifts features additively (per level for labels, linearly for
+    covariates) and is independent of the clusters.
+    """
+
+    name = "nuisance_centering"
+    kind = "init"
+    reads = ("X", "Z")
+    writes = ("Theta",)
+
+    def cost(self, size) -> Cost:
+        n, d = size.n_samples, size.n_features
+        return Cost(flops=8.0 * n * d, memory={"nuisance_centering": 2 * n * d * 8})
+
+    def step(self, state: State) -> State:
+        p = state.problem
+        return state.replace(Theta=nuisance_regression(p.X, p.Z))
+
+
+class NuisanceEffectBlock(Block):
+    """``Theta``: the direct effect of Z given clusters of the selected features.
+
+    The clusters are found by k-means with a shift per value of Z
+    (:func:`~causefs.numerics.nuisance.conditional_kmeans`) on the problem's data
+    restricted to the ``top * n_clusters`` features of largest ``||W_f||`` (the features
+    the loop currently selects: sharper clusters than all features give); Theta is then
+    the coefficient of Z beside the cluster indicators in the least-squares fit of every
+    feature, shrunk by ``max(0, 1 - 1/F)``
+    (:func:`~causefs.numerics.nuisance.nuisance_regression`). A feature that shifts with
+    Z within a cluster (a batch or background effect) loses that shift; the part of a
+    feature's association with Z that the clusters explain (a selection bias tying Z to
+    the clusters) is kept, which centring (:class:`NuisanceCenteringBlock`) would remove.
+    For labels it is the regression form of balancing Z across the clusters: the shift
+    between environments within each cluster, pooled over the clusters.
+
+    The k-means sees the data as given, not the adjusted data, so a wrong earlier Theta
+    does not reproduce itself; before the first step the blocks fit X as given. It
+    changes the data the regression and graph terms see: a structural block, run once
+    per iteration.
+
+    Assumption: Z shifts features additively, the same in every cluster. Directions of Z
+    that the clusters span (Z a function of the clusters) are not identified and get no
+    effect.
+
+    Parameters
+    ----------
+    top : int
+        Features the clusters are found on, per cluster.
+    n_init : int
+        Starts of the conditional k-means.
+    seed : int
+    """
+
+    name = "nuisance_effect"
+    kind = "structural"
+    reads = ("X", "Z", "W")
+    writes = ("Theta",)
+    requires = ("seed",)
+
+    def __init__(self, top: int = 4, n_init: int = 4, seed: int = 0):
+        self.top = top
+        self.n_init = n_init
+        self.seed = seed
+
+    def cost(self, size) -> Cost:
+        n, d, h = size.n_samples, size.n_features, size.n_clusters
+        m = min(d, self.top * h)
+        return Cost(flops=4.0 * n * d * (h + 4) + self.n_init * 30 * 4.0 * n * m * (h + 4),
+                    memory={"nuisance_effect": 3 * n * d * 8})
+
+    def step(self, state: State) -> State:
+        p = state.problem
+        m = min(p.n_features, self.top * p.n_clusters)
+        top = np.argsort(-np.einsum("ij,ij->i", state.W, state.W), kind="stable")[:m]
+        labels = conditional_kmeans(p.X[:, top], p.Z, p.n_clusters, n_init=self.n_init,
+                                    seed=self.seed)
+        design = (labels[:, None] == np.arange(1, p.n_clusters)).astype(float)
+        return state.replace(Theta=nuisance_regression(p.X, p.Z, design))

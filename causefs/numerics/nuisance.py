@@ -1,0 +1,128 @@
+"""The effect of known nuisance variables on the features, and clustering given them.
+
+``Z`` is a coded nuisance design (n, q) with centred columns
+(:func:`causefs.model.nuisance.code_nuisance`). Two estimates of how Z shifts every feature:
+
+* :func:`nuisance_regression`: the least-squares coefficients of Z alone (for labels,
+  the environments' mean shifts): *conditioning*, which also removes whatever part of
+  the cluster structure is associated with Z;
+* the same with a cluster design beside Z: the *direct* effect of Z, the shift a
+  feature shows between environments within one cluster. Only this part is nuisance
+  when Z and the clusters are associated (a selection bias); it is the regression form
+  of balancing Z across the clusters (for labels, the mean shifts within clusters,
+  averaged over clusters).
+
+:func:`conditional_kmeans` finds the clusters that design needs: k-means with an additive
+shift per environment, ``x_i ~ m_{c_i} + z_i Theta``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: singular values of the residualized Z below this fraction of Z's norm are directions
+#: Z shares with the cluster design: their effect is not identified
+RANK_RTOL = 1e-8
+
+
+def _orthonormal_design(design: np.ndarray | None, n: int) -> np.ndarray:
+    """Orthonormal basis of the intercept and ``design`` (n, r)."""
+    columns = np.ones((n, 1)) if design is None else np.column_stack([np.ones(n), design])
+    U, s, _ = np.linalg.svd(columns, full_matrices=False)
+    return U[:, s > RANK_RTOL * s[0]]
+
+
+def nuisance_regression(X: np.ndarray, Z: np.ndarray, design: np.ndarray | None = None,
+                        shrink: bool = True) -> np.ndarray:
+    """Coefficients ``Theta`` (q, d) of Z in the least-squares fit of X on [1, design, Z].
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    Z : ndarray of shape (n, q)
+        Coded nuisance variables.
+    design : ndarray of shape (n, r), optional
+        What else explains X (cluster indicators or an embedding); None fits Z alone.
+    shrink : bool
+        Multiply feature f's coefficients by ``max(0, 1 - 1/F_f)``, with ``F_f`` the
+        F statistic of Z for feature f given the design: an effect no larger than noise
+        is not removed, and a clear one (F >> 1) almost fully. ``(1 - 1/F) ||Theta_f||^2``
+        is the squared effect with its expected noise part taken away.
+
+    Returns
+    -------
+    Theta : ndarray of shape (q, d)
+        Zero along directions of Z that the design spans (not identified: attributed to
+        the design), and for features with ``F_f <= 1`` when shrinking.
+    """
+    n, d = X.shape
+    Q = _orthonormal_design(design, n)
+    Zr = Z - Q @ (Q.T @ Z)
+    Xr = X - Q @ (Q.T @ X)
+    if Z.shape[1] == 0:
+        return np.zeros((0, d))
+    U, s, Vt = np.linalg.svd(Zr, full_matrices=False)
+    keep = s > RANK_RTOL * np.linalg.norm(Z)
+    rank = int(keep.sum())
+    if rank == 0:
+        return np.zeros((Z.shape[1], d))
+    U, s, Vt = U[:, keep], s[keep], Vt[keep]
+    projected = U.T @ Xr  # (rank, d): Z's share of each feature
+    Theta = Vt.T @ (projected / s[:, None])
+    if shrink:
+        explained = np.einsum("ij,ij->j", projected, projected)
+        residual = np.maximum(np.einsum("ij,ij->j", Xr, Xr) - explained, 0.0)
+        dof = n - Q.shape[1] - rank
+        if dof <= 0:  # no residual degrees of freedom: no noise estimate, no shrinkage
+            return Theta
+        noise = residual / dof * rank  # the part of `explained` expected from noise
+        factor = np.clip(1.0 - np.divide(noise, explained, out=np.ones(d),
+                                         where=explained > 0), 0.0, 1.0)
+        Theta = Theta * factor
+    return Theta
+
+
+def _lloyd(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, k: int, max_iter: int):
+    """Alternate cluster centres with environment shifts and assignments from ``labels``;
+    returns (within sum of squares, labels)."""
+    n = X.shape[0]
+    inertia = np.inf
+    for _ in range(max_iter):
+        onehot = np.zeros((n, k))
+        onehot[np.arange(n), labels] = 1.0
+        shifted = X - Z @ nuisance_regression(X, Z, onehot[:, 1:], shrink=False)
+        counts = onehot.sum(axis=0)
+        centres = (onehot.T @ shifted) / np.maximum(counts, 1.0)[:, None]
+        distances = (np.einsum("ij,ij->i", shifted, shifted)[:, None]
+                     - 2.0 * shifted @ centres.T + np.einsum("ij,ij->i", centres, centres))
+        distances[:, counts == 0] = np.inf  # an emptied cluster stays empty
+        new = distances.argmin(axis=1)
+        inertia = float(distances[np.arange(n), new].sum())
+        if np.array_equal(new, labels):
+            break
+        labels = new
+    return inertia, labels
+
+
+def conditional_kmeans(X: np.ndarray, Z: np.ndarray, n_clusters: int, *, n_init: int = 4,
+                       max_iter: int = 30, seed: int = 0) -> np.ndarray:
+    """Cluster labels (n,) of k-means with an additive shift per value of Z.
+
+    Minimizes ``sum_i ||x_i - m_{c_i} - z_i Theta||^2`` over the labels c, the centres m
+    and the shifts Theta by alternating: Theta and m by least squares given the labels,
+    the labels by the nearest centre of the shifted data. Half of the ``n_init`` starts
+    are k-means++ runs on X with Z's own association removed (conditioning), half on X as
+    it is: the first finds clusters that Z would hide (a strong nuisance), the second
+    those Z is tied to. The labels of the lowest sum of squares are returned.
+    """
+    from sklearn.cluster import KMeans
+
+    rng = np.random.default_rng(seed)
+    conditioned = X - Z @ nuisance_regression(X, Z, shrink=False)
+    best = (np.inf, None)
+    for start in range(n_init):
+        data = conditioned if start % 2 == 0 else X
+        labels = KMeans(n_clusters, n_init=1, random_state=int(rng.integers(2**31 - 1))
+                        ).fit_predict(data)
+        best = min(best, _lloyd(X, Z, labels, n_clusters, max_iter), key=lambda r: r[0])
+    return best[1]

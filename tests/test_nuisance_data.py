@@ -1,0 +1,139 @@
+"""Datasets that return Z, files that hold it, and the command line that passes it on."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hydra import compose, initialize_config_module
+
+from causefs.app.cli import run
+from causefs.app.config_checks import ConfigError, check_config
+from causefs.app.configs import register_configs
+from causefs.datasets import (
+    DatasetError,
+    load_dataset,
+    load_file,
+    make_digits_border,
+    make_shifted_clusters,
+)
+from causefs.selectors import Selector, accepts_nuisance, make_selector
+
+register_configs()
+
+
+def test_several_training_environments_pool_and_test_environments_stay_apart():
+    data = make_shifted_clusters(n_train=3000, n_test=3000, train_bias=[1.0, 0.0],
+                                 test_bias=[0.0, -1.0], seed=0)
+    assert data.X.shape[0] == 3000 and data.X_test.shape[0] == 6000
+    first, second = slice(0, 1500), slice(1500, 3000)
+    tied = data.environment == data.y % 2
+    assert tied[first].all() and abs(tied[second].mean() - 0.5) < 0.05
+    absent, reversed_ = data.test_names == "0", data.test_names == "-1"
+    assert absent.sum() == reversed_.sum() == 3000
+    # reversed: B is the group of the next cluster, never the cluster's own
+    assert np.all(data.environment_test[reversed_] == (data.y_test[reversed_] + 1) % 2)
+    assert abs(np.mean(data.environment_test[absent] == data.y_test[absent] % 2) - 0.5) < 0.05
+    assert data.train_bias == (1.0, 0.0)
+
+
+def test_a_single_bias_is_one_environment_as_before():
+    data = make_shifted_clusters(train_bias=0.8, test_bias=0.0, seed=1)
+    assert data.test_names is None and data.train_bias == 0.8
+
+
+def test_a_wider_border_frames_the_same_digits():
+    thin = make_digits_border(train_bias=[0.9, 0.5], test_bias=[0.0, -0.9], seed=0)
+    wide = make_digits_border(train_bias=[0.9, 0.5], test_bias=[0.0, -0.9], border_width=2,
+                              seed=0)
+    assert wide.image_shape == (12, 12) and wide.spurious.size == 144 - 64
+    assert np.array_equal(thin.X[:, thin.causal], wide.X[:, wide.causal])
+    # every test environment frames all the test images
+    assert np.array_equal(thin.X_test[thin.test_names == "0"][:, thin.causal],
+                          thin.X_test[thin.test_names == "-0.9"][:, thin.causal])
+
+
+def test_load_dataset_picks_z_by_name():
+    data = load_dataset("shifted_clusters", nuisance="environment", seed=2)
+    assert np.array_equal(data.nuisance, data.environment)
+    assert load_dataset("shifted_clusters", seed=2).nuisance is None
+    assert data.sha256() != load_dataset("shifted_clusters", seed=2).sha256()
+    random = load_dataset("digits", nuisance="random")
+    assert set(np.unique(random.nuisance)) == {0, 1, 2}
+    with pytest.raises(DatasetError, match="has no such array.*'environment'"):
+        load_dataset("shifted_clusters", nuisance="site")
+
+
+def test_files_hold_z_under_a_key_or_in_columns(tmp_path):
+    rng = np.random.default_rng(0)
+    X, y, site = rng.random((6, 3)), np.arange(6) % 2, np.array(["a", "b"] * 3)
+    np.savez(tmp_path / "d.npz", X=X, y=y, site=site)
+    assert np.array_equal(load_file(tmp_path / "d.npz", nuisance="site").nuisance, site)
+    with pytest.raises(DatasetError, match="has no array 'batch'"):
+        load_file(tmp_path / "d.npz", nuisance="batch")
+    table = np.column_stack([X, [0, 1, 2, 0, 1, 2], [0.5, 1.5, 2.5, 0.1, 0.2, 0.3], y])
+    np.savetxt(tmp_path / "d.csv", table, delimiter=",")
+    data = load_file(tmp_path / "d.csv", label_column=-1, nuisance=3)
+    assert data.X.shape == (6, 4) and data.nuisance.dtype.kind == "i"  # whole numbers: labels
+    both = load_file(tmp_path / "d.csv", label_column=-1, nuisance=[3, 4])
+    assert both.X.shape == (6, 3) and both.nuisance.dtype.kind == "f"
+    with pytest.raises(DatasetError, match="cannot hold both"):
+        load_file(tmp_path / "d.csv", label_column=-1, nuisance=5)
+    with pytest.raises(DatasetError, match="out of range"):
+        load_file(tmp_path / "d.csv", nuisance=9)
+
+
+def composed(*overrides):
+    with initialize_config_module(config_module="causefs.conf", version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides))
+
+
+@pytest.mark.parametrize("value, match", [
+    ("3.5", "must be null, the name of the array"),
+    ("[1,2]", "column numbers apply to .csv files only"),
+])
+def test_bad_nuisance_keys_are_refused_before_loading(value, match):
+    with pytest.raises(ConfigError, match=match):
+        check_config(composed("dataset=shifted_clusters", f"dataset.nuisance={value}"))
+
+
+SMALL = ["dataset=shifted_environments", "dataset.n_train=120", "dataset.n_test=60",
+         "evaluation.rhos=[8]", "evaluation.n_runs=2", "method.max_iter=2"]
+
+
+def test_the_command_passes_z_and_scores_every_test_environment(tmp_path):
+    cfg = composed(*SMALL, "schedule=nuisance_adjusted")
+    result = run(cfg, output_dir=tmp_path)
+    assert result["nuisance_given"]
+    assert set(result["metrics"]["test_environments"]) == {"0", "-0.9"}
+    without = run(composed(*SMALL, "schedule=full", "dataset.nuisance=null"),
+                  output_dir=tmp_path)
+    assert not without["nuisance_given"]
+    assert "nuisance" not in without["job"]["dataset"]  # the key of a run without Z
+
+
+class OldSelector(Selector):
+    """A plugin's selector written before Selector.score took Z."""
+
+    name = "old_selector"
+
+    def score(self, X, *, n_clusters, n_features_to_select, random_state=0):
+        return np.var(X, axis=0)
+
+
+def test_a_selector_that_does_not_take_z_runs_without_it():
+    assert not accepts_nuisance(OldSelector())
+    assert accepts_nuisance(make_selector("mcfs"))
+    assert accepts_nuisance(make_selector("causefs"))
+
+
+@pytest.mark.skipif(not os.environ.get("CAUSEFS_DATA"), reason="CAUSEFS_DATA is not set "
+                    "(.ci/run sets it to ../shared/datasets)")
+def test_an_injected_block_is_driven_by_z():
+    data = load_dataset("injected_shift", data_home_path=Path(os.environ["CAUSEFS_DATA"]),
+                        nuisance="environment", n_train=400, n_test=200, n_injected=10,
+                        n_groups=5, block_noise=0.25, strength=4.0, seed=0)
+    assert data.X.shape == (400, 256 + 10) and np.array_equal(data.spurious,
+                                                              np.arange(256, 266))
+    block = data.X[:, data.spurious].reshape(400, 5, 2).mean(axis=2)
+    assert np.mean(block.argmax(axis=1) == data.nuisance) > 0.95
