@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 from ..core.validation import (
     BOOLEAN,
     NONE,
+    InstanceOf,
     Interval,
     InvalidParameterError,
     check_choice,
@@ -106,7 +107,8 @@ def _check_dataset(cfg) -> None:
     if path is None:
         _checked(check_choice, "dataset", name, [*BENCHMARKS, *EMBEDDED, *GENERATORS, "file"])
     label_column = dataset.get("label_column")
-    _checked(check_value, "dataset.label_column", label_column, NONE, Interval(int))
+    _checked(check_value, "dataset.label_column", label_column, NONE, Interval(int),
+             InstanceOf(str, "a header name"))
     if label_column is not None and not (path or "").lower().endswith(".csv"):
         raise ConfigError(f"dataset.label_column={label_column}: applies to .csv files only "
                           "(.npz/.mat files name their labels y, gnd, Y, labels, label or "

@@ -7,7 +7,7 @@ command line, ``dataset.seed=3``).
 
 from __future__ import annotations
 
-from .base import CausalDataset, Dataset, DatasetError
+from .base import CausalDataset, Dataset, DatasetError, DatasetWarning
 from .benchmarks import (
     BENCHMARKS,
     ENV_VAR,
@@ -32,9 +32,9 @@ GENERATORS = {"synthetic": make_causal, "shifted_clusters": make_shifted_cluster
 #: datasets that ship with the installed packages (no data directory needed)
 EMBEDDED = ("digits",)
 
-__all__ = ["BENCHMARKS", "Benchmark", "CausalDataset", "Dataset", "DatasetError", "EMBEDDED",
-           "ENV_VAR", "GENERATORS", "ShiftedDataset", "biased_groups", "data_home",
-           "load_benchmark", "load_dataset", "load_digits", "load_file", "make_causal",
+__all__ = ["BENCHMARKS", "Benchmark", "CausalDataset", "Dataset", "DatasetError",
+           "DatasetWarning", "EMBEDDED", "ENV_VAR", "GENERATORS", "ShiftedDataset",
+           "biased_groups", "data_home", "load_benchmark", "load_dataset", "load_digits", "load_file", "make_causal",
            "make_digits_border", "make_shifted_clusters", "sha256"]
 
 
@@ -48,7 +48,7 @@ def load_digits() -> Dataset:
 
 
 def load_dataset(name: str, path: str | None = None, data_home_path=None,
-                 label_column: int | None = None, **options) -> Dataset:
+                 label_column: int | str | None = None, **options) -> Dataset:
     """Load by name (``digits``, a generator of :data:`GENERATORS` with its ``options``,
     or a benchmark of :data:`BENCHMARKS`) or from ``path`` (any supported file)."""
     if path is not None:
