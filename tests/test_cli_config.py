@@ -138,7 +138,7 @@ def test_cli_runs_on_the_embedded_default(tmp_path):
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["dataset"]["name"] == "digits"
     assert len(result["selected_features"]) == 20
-    assert len(result["objective_history"]) == 3
+    assert len(result["details"]["objective_history"]) == 3
     assert set(result["metrics"]) == {"selected", "all_features"}
     assert "selected features (best first)" in out.stdout
     assert "k-means on top 20 features (2 runs): ACC" in out.stdout
