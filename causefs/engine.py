@@ -8,6 +8,7 @@ block what it declares in ``requires``, builds the problem and runs the schedule
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -175,10 +176,12 @@ def run_cause_fs(X: np.ndarray, settings: Settings, *, seed: int = 0, parts: Par
     """Run CAUSE-FS on preprocessed data ``X`` (n, d) without constant features.
 
     ``seed`` seeds every random choice of the blocks and the kernel; ``parts`` are
-    :func:`build_parts`'s (built here when not given).
+    :func:`build_parts`'s (built here when not given). Progress is logged at INFO with
+    ``settings.verbose``, else at DEBUG.
     """
     parts = parts if parts is not None else build_parts(settings, seed)
     problem = make_problem(X, settings, parts, seed)
     return run_schedule(State(problem), parts.init, parts.loop, objective=CauseFSObjective(),
                         max_iter=settings.max_iter, tol=settings.tol, callback=callback,
-                        trace=settings.trace, check=settings.check)
+                        trace=settings.trace, check=settings.check,
+                        log_level=logging.INFO if settings.verbose else logging.DEBUG)

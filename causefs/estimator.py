@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import warnings
 
@@ -30,21 +31,27 @@ class LongFitWarning(UserWarning):
     """The fit is estimated to take long (:func:`causefs.budget.estimate_fit`)."""
 
 
-def _progress(max_iter: int):
-    """A tqdm bar over loop iterations (silent when stderr is not a terminal)."""
+@contextlib.contextmanager
+def _progress(max_iter: int, verbose: bool):
+    """With ``verbose``, a tqdm bar over loop iterations (shown on a terminal only), with
+    log records written above it, not into it; yields the scheduler's callback."""
+    if not verbose:
+        yield None
+        return
     from tqdm.auto import tqdm
+    from tqdm.contrib.logging import logging_redirect_tqdm
 
-    bar = tqdm(total=max_iter, desc="CAUSE-FS", unit="it", leave=False, disable=None)
     done = [0]
+    with logging_redirect_tqdm(), tqdm(total=max_iter, desc="CAUSE-FS", unit="it",
+                                       leave=False, disable=None) as bar:
+        def callback(record):
+            if record["iteration"] > done[0]:  # the first block of a new iteration
+                bar.update(record["iteration"] - done[0])
+                done[0] = record["iteration"]
+            if record["objective"] is not None and record["kind"] != "init":
+                bar.set_postfix(J=f"{record['objective']:.6g}", refresh=False)
 
-    def callback(record):
-        if record["iteration"] > done[0]:  # the first block of a new iteration
-            bar.update(record["iteration"] - done[0])
-            done[0] = record["iteration"]
-        if record["objective"] is not None and record["kind"] != "init":
-            bar.set_postfix(J=f"{record['objective']:.6g}", refresh=False)
-
-    return bar, callback
+        yield callback
 
 
 class CauseFS(SelectorMixin, BaseEstimator):
@@ -143,7 +150,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Seeds every random choice (eigensolver start, random features); the same seed
         gives the same selection.
     verbose : bool, default=False
-        Show a progress bar.
+        Show a progress bar (on a terminal) and log the fit's progress at INFO on the
+        ``causefs`` logger (iteration, objective, time left), written above the bar;
+        ``False`` is silent (progress is logged at DEBUG).
 
     Attributes
     ----------
@@ -266,14 +275,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
         parts = build_parts(settings, seed)
         self._estimate(X.shape[0], active.size, settings, parts)
         X_active = scale_features(X, settings.preprocessing)[:, active]
-        bar, callback = _progress(settings.max_iter) if settings.verbose else (None, None)
-        try:
-            with fit_threads():
-                result = run_cause_fs(X_active, settings, seed=seed, parts=parts,
-                                      callback=callback)
-        finally:
-            if bar is not None:
-                bar.close()
+        with _progress(settings.max_iter, settings.verbose) as callback, fit_threads():
+            result = run_cause_fs(X_active, settings, seed=seed, parts=parts,
+                                  callback=callback)
         self._store(result, active, X.shape[1], n_selected)
         self._warn_if_collapsed(result.state.W, settings.eps)
         return self
@@ -286,8 +290,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.time_estimate_ = expected.seconds
         if self.time_estimate_ > LONG_FIT_SECONDS:
             message = (f"this fit (n={n}, d={d}) is estimated to take about "
-                       f"{self.time_estimate_ / 60:.0f} min; progress is logged at INFO "
-                       "by the 'causefs' logger")
+                       f"{self.time_estimate_ / 60:.0f} min; verbose=True shows its "
+                       "progress")
             logger.warning(message)
             warnings.warn(message, LongFitWarning, stacklevel=3)
 

@@ -22,7 +22,7 @@ from .validation import check_choice
 
 logger = logging.getLogger("causefs")
 
-#: seconds between two progress messages at INFO
+#: seconds between two progress messages
 LOG_INTERVAL = 5.0
 
 
@@ -131,16 +131,16 @@ class _Run:
         return value
 
 
-def _log_progress(n_iter, max_iter, current, elapsed, loop_seconds, converged):
+def _log_progress(level, n_iter, max_iter, current, elapsed, loop_seconds, converged):
     left = 0.0 if converged else loop_seconds / n_iter * (max_iter - n_iter)
-    logger.info("iteration %d/%d: J = %.8g, %.1f s elapsed, at most %.0f s left",
-                n_iter, max_iter, current, elapsed, left)
+    logger.log(level, "iteration %d/%d: J = %.8g, %.1f s elapsed, at most %.0f s left",
+               n_iter, max_iter, current, elapsed, left)
 
 
 def run_schedule(state: State, init: Sequence, loop: Sequence, *, objective: Objective,
                  max_iter: int = 30, tol: float = 1e-5, callback: Callable | None = None,
                  trace: bool = False, check: str = "cheap",
-                 rtol: float = 1e-9) -> FitResult:
+                 rtol: float = 1e-9, log_level: int = logging.DEBUG) -> FitResult:
     """Run the init blocks once, then the loop until convergence or ``max_iter``.
 
     Convergence: ``|J_prev - J| <= tol * |J_prev|`` between consecutive iterations.
@@ -148,7 +148,8 @@ def run_schedule(state: State, init: Sequence, loop: Sequence, *, objective: Obj
     ``trace`` the objective is evaluated after every block (for per-block descent
     checks and plots); without, once per iteration, which is all convergence needs (an
     evaluation costs as much as a cheap block: the balance term is a product with its
-    Hessian). Progress goes to the ``causefs`` logger at INFO, at most every
+    Hessian). Progress goes to the ``causefs`` logger at ``log_level`` (DEBUG: silent
+    unless asked for; the estimator logs at INFO with ``verbose=True``), at most every
     :data:`LOG_INTERVAL` seconds: iteration, objective, elapsed and estimated time left.
 
     Parameters
@@ -176,7 +177,8 @@ def run_schedule(state: State, init: Sequence, loop: Sequence, *, objective: Obj
     record = run.phase(init, 0)
     history = [record["objective"] if record else objective(run.state, run.cache).total]
     loop_start = last_log = time.perf_counter()
-    logger.info("initialization done in %.1f s, J = %.8g", loop_start - start, history[-1])
+    logger.log(log_level, "initialization done in %.1f s, J = %.8g", loop_start - start,
+               history[-1])
     converged, n_iter = False, 0
     for n_iter in range(1, max_iter + 1):
         history.append(run.phase(loop, n_iter)["objective"])
@@ -185,7 +187,8 @@ def run_schedule(state: State, init: Sequence, loop: Sequence, *, objective: Obj
         now = time.perf_counter()
         if now - last_log >= LOG_INTERVAL or converged or n_iter == max_iter:
             last_log = now
-            _log_progress(n_iter, max_iter, current, now - start, now - loop_start, converged)
+            _log_progress(log_level, n_iter, max_iter, current, now - start,
+                          now - loop_start, converged)
         if converged:
             break
     return FitResult(state=run.state, trace=run.records, history=history, n_iter=n_iter,
