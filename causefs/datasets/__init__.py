@@ -1,4 +1,5 @@
-"""Datasets: the paper's benchmarks by name, any file, scikit-learn's digits, generators.
+"""Datasets: the paper's benchmarks by name (:func:`fetch` downloads them), any file,
+scikit-learn's digits, generators.
 
 :func:`load_dataset` loads any of them by name; :data:`GENERATORS` is the one table of
 the datasets a function makes (their keyword arguments are the dataset's options on the
@@ -12,10 +13,12 @@ from .benchmarks import (
     BENCHMARKS,
     ENV_VAR,
     Benchmark,
+    Source,
     data_home,
+    default_data_home,
     load_benchmark,
-    sha256,
 )
+from .fetch import fetch
 from .files import load_file
 from .shifted import (
     ShiftedDataset,
