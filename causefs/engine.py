@@ -120,6 +120,12 @@ class Parts:
     #: the objective weights the schedule fixes (:data:`SCHEDULE_PARAMS`)
     weights: Mapping
 
+    @property
+    def accepts_sparse(self) -> bool:
+        """Whether every block and the kernel work on sparse X (else it is densified)."""
+        return self.kernel.accepts_sparse and all(
+            block.accepts_sparse for block in (*self.init, *self.loop))
+
 
 def schedule_weights(schedule: Schedule) -> dict:
     """The schedule's ``params``, checked by the rules of the settings of those names."""

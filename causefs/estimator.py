@@ -255,8 +255,13 @@ class CauseFS(SelectorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Unlabeled data; NaN and inf are rejected.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Unlabeled data; NaN and inf are rejected. Sparse data stay sparse where the
+            fit only multiplies by them, when every part of the schedule accepts sparse
+            data (:attr:`causefs.core.parts.Part.accepts_sparse`; the built-in schedules
+            do but ``dwr`` and ``srdo``) and the scaling keeps zeros at zero (``minmax``
+            on non-negative data, ``none``); otherwise they are densified. The user
+            guide's "Sparse data" page lists the steps that densify and their memory.
         y : None
             Ignored (unsupervised).
 
@@ -264,8 +269,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         -------
         self : CauseFS
         """
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=3,
-                          ensure_min_features=1)
+        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64,
+                          ensure_min_samples=3, ensure_min_features=1)
         settings = self.settings()
         n_selected = settings.check_data(*X.shape)
         active = np.flatnonzero(~constant_features(X))
@@ -275,6 +280,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         parts = build_parts(settings, seed)
         self._estimate(X.shape[0], active.size, settings, parts)
         X_active = scale_features(X, settings.preprocessing)[:, active]
+        if sp.issparse(X_active) and not parts.accepts_sparse:
+            X_active = X_active.toarray()
         with _progress(settings.max_iter, settings.verbose) as callback, fit_threads():
             result = run_cause_fs(X_active, settings, seed=seed, parts=parts,
                                   callback=callback)
@@ -337,6 +344,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = False
         tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = True
         return tags
 
 
@@ -345,7 +353,7 @@ def causefs_scores(X, y=None, **params):
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
     y : ignored
     **params
         Any :class:`CauseFS` parameter, e.g. through ``functools.partial``::
@@ -356,6 +364,4 @@ def causefs_scores(X, y=None, **params):
     -------
     scores : ndarray of shape (n_features,)
     """
-    if sp.issparse(X):
-        X = X.toarray()
     return CauseFS(**params).fit(X).scores_

@@ -8,6 +8,7 @@ from ..core.parts import Cost
 from ..core.state import State
 from ..model.settings import DEFAULTS, check_setting
 from ..numerics.adaptive_graphs import adaptive_graph
+from ..numerics.sparse import dense
 from .base import Block
 from .graph_cost import graph_cost
 
@@ -22,6 +23,7 @@ class InitialGranularGraphsBlock(Block):
     """
 
     name = "initial_granular_graphs"
+    accepts_sparse = True
     kind = "init"
     reads = ("X", "groups")
     writes = ("S", "gamma")
@@ -36,7 +38,7 @@ class InitialGranularGraphsBlock(Block):
     def step(self, state: State) -> State:
         p = state.problem
         graphs = [
-            adaptive_graph(p.X[:, np.flatnonzero(state.groups == m)], p.n_neighbors,
+            adaptive_graph(dense(p.X[:, np.flatnonzero(state.groups == m)]), p.n_neighbors,
                            algorithm=self.neighbor_algorithm)
             for m in range(int(state.groups.max()) + 1)
         ]
@@ -53,6 +55,7 @@ class InitialFusedGraphBlock(Block):
     """
 
     name = "initial_fused_graph"
+    accepts_sparse = True
     kind = "init"
     reads = ("X",)
     writes = ("G", "xi")
@@ -66,5 +69,5 @@ class InitialFusedGraphBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        G, xi = adaptive_graph(p.X, p.n_neighbors, algorithm=self.neighbor_algorithm)
+        G, xi = adaptive_graph(dense(p.X), p.n_neighbors, algorithm=self.neighbor_algorithm)
         return state.replace(G=G, xi=xi)

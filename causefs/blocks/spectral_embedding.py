@@ -63,6 +63,7 @@ class SpectralEmbeddingBlock(Block):
     """
 
     name = "spectral_embedding"
+    accepts_sparse = True
     kind = "init"
     reads = ("G",)
     writes = ("F",)

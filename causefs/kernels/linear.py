@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..core.parts import Cost
+from ..numerics.sparse import dense
 from ..numerics.threads import threads_for
 from .base import BalanceOperator, Kernel, active_pairs, gram_bytes
 
@@ -23,7 +25,8 @@ class LinearBalance(BalanceOperator):
     def __init__(self, X, coding, K):
         V, T, mask = active_pairs(coding, K)
         self.n = X.shape[0]
-        self._X = np.ascontiguousarray(X[:, V])
+        # sparse data stay sparse: the operator only multiplies by X_V
+        self._X = X[:, V] if sp.issparse(X) else np.ascontiguousarray(X[:, V])
         self._A = np.ascontiguousarray(coding[:, T])
         self._mask = mask
         self._weights = mask.astype(float)
@@ -94,6 +97,7 @@ class LinearBalance(BalanceOperator):
         return 2.0 * self.n * self.n * self._plan()[1]
 
     def dense(self):
+        X = dense(self._X)  # the Gram's row blocks are dense products
         H = np.zeros((self.n, self.n))
         from_all, _ = self._plan()
         pairs = np.argwhere(~self._mask if from_all else self._mask)
@@ -101,10 +105,10 @@ class LinearBalance(BalanceOperator):
         for lo in range(0, self.n, _ROW_CHUNK):
             rows = slice(lo, lo + _ROW_CHUNK)
             if from_all:
-                H[rows] = (self._X[rows] @ self._X.T) * (self._A[rows] @ self._A.T)
+                H[rows] = (X[rows] @ X.T) * (self._A[rows] @ self._A.T)
             for start in range(0, pairs.shape[0], _PAIR_CHUNK):
                 f, r = pairs[start:start + _PAIR_CHUNK].T
-                U = self._X[:, f] * self._A[:, r]
+                U = X[:, f] * self._A[:, r]
                 H[rows] += sign * (U[rows] @ U.T)
         return H
 
@@ -113,6 +117,7 @@ class LinearKernel(Kernel):
     """The paper's linear kernel; the balance term then equals eq. u.2's quadratic form."""
 
     name = "linear"
+    accepts_sparse = True  # densifies the confounders' columns
 
     def balance_operator(self, X, coding, K, seed=0):
         return LinearBalance(X, coding, K)

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..core.parts import Cost
 from ..core.validation import Interval, check_choice, check_value
+from ..numerics.sparse import dense
 from .base import BalanceOperator, GramBalance, Kernel, active_pairs
 
 APPROXIMATIONS = ("auto", "exact", "rff")
@@ -121,6 +122,7 @@ class RBFKernel(Kernel):
     """
 
     name = "rbf"
+    accepts_sparse = True  # densifies the confounders' columns
 
     def __init__(self, approximation: str = "auto", n_components: int = 50,
                  exact_budget: float = 2e10, n_pairs: int = 2000):
@@ -144,7 +146,7 @@ class RBFKernel(Kernel):
         if not T.size:
             return _EmptyBalance(X.shape[0])
         rng = np.random.default_rng(seed)
-        XV, AT = X[:, V], coding[:, T]
+        XV, AT = dense(X[:, V]), coding[:, T]
         s2 = median_bandwidths(XV, mask.astype(float), rng, self.n_pairs)
         if self.resolved_approximation(*X.shape) == "exact":
             return ExactRBFBalance(XV, AT, mask, s2)
