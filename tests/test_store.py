@@ -236,3 +236,17 @@ def test_report_to_an_unwritable_place_is_one_line(store, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("causefs-report: error: ") and str(blocker) in err
     assert err.count("\n") == 1
+
+
+def test_a_dry_run_checks_and_plans_but_fits_nothing(tmp_path, capsys, monkeypatch):
+    import causefs.app.cli as cli
+
+    done = _run(tmp_path, "method=laplacian_score")
+    monkeypatch.setattr(cli, "score", lambda *a: pytest.fail("a dry run fitted"))
+    planned = _run(tmp_path, "method=laplacian_score", "dry_run=true")
+    assert planned == {"key": done["key"], "job": done["job"], "dry_run": True}
+    assert f"key {done['key']}; in the store" in capsys.readouterr().out
+    _run(tmp_path, "method=spec", "dry_run=true")
+    assert "in the store" not in capsys.readouterr().out
+    written = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert written["job"]["method"] == "laplacian_score"  # the dry runs wrote nothing

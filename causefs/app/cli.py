@@ -170,18 +170,22 @@ def write(cfg: DictConfig, result: dict, output_dir: Path | None,
 
 def run(cfg: DictConfig, output_dir: Path | None = None) -> dict:
     """Check the configuration, then fit, evaluate, report, and write the result (run
-    directory and store)."""
+    directory and store); with ``dry_run``, stop after the checks and the plan."""
     check_config(cfg)
     data = load(cfg)
     job = plan(cfg, data)
     if cfg.evaluation.enabled and data.y is None:
         print(f"no evaluation: dataset {data.name!r} has no labels")
     store = ResultStore(cfg.store.dir) if cfg.store.enabled else None
-    if store is not None and not cfg.store.overwrite:
-        stored = store.lookup(job.key, job.spec)
-        if stored is not None:
-            print(f"result {job.key} already in {store.root}: skipped")
-            return stored
+    stored = store.lookup(job.key, job.spec) if store is not None else None
+    if cfg.dry_run:
+        print(f"dry run: {cfg.method.name} on {data.name} ({data.X.shape[0]} x "
+              f"{data.X.shape[1]}, {job.n_clusters} clusters), key {job.key}"
+              + ("; in the store" if stored is not None else ""))
+        return {"key": job.key, "job": job.spec, "dry_run": True}
+    if stored is not None and not cfg.store.overwrite:
+        print(f"result {job.key} already in {store.root}: skipped")
+        return stored
     X = scale_features(np.asarray(data.X, dtype=float), cfg.preprocessing)
     result = {"schema": SCHEMA_VERSION, "key": job.key, "job": job.spec,
               "config": OmegaConf.to_container(cfg, resolve=True),

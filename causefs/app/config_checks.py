@@ -85,6 +85,7 @@ def check_config(cfg: DictConfig) -> None:
     _checked(check_value, "n_features_to_select", cfg.n_features_to_select, Interval(int, 1))
     _checked(check_setting, "preprocessing", cfg.preprocessing)
     _checked(check_value, "random_state", cfg.random_state, Interval(int, 0, 2**32 - 1))
+    _checked(check_value, "dry_run", cfg.dry_run, BOOLEAN)
     if not isinstance(cfg.result_file, str) or not cfg.result_file.strip() \
             or cfg.result_file.endswith(("/", "\\")):
         raise ConfigError(f"result_file={cfg.result_file!r}: must be a file name such as "
