@@ -3,10 +3,10 @@
 A job's key is a hash of everything that determines its result (the data's content,
 the code's identity: its version, a hash of its source and the installed plugins
 (:mod:`causefs.app.provenance`), the method and its parameters, the seeds, the
-evaluation settings); the caller builds that specification (:func:`causefs.app.cli.plan`). An entry holds its
-key, :data:`SCHEMA_VERSION` and the specification it answers, and is checked against
-them on every read: an entry that is not valid JSON, lacks a field, or answers another
-job is never trusted. :meth:`ResultStore.lookup` warns (:class:`StoreWarning`, naming the
+evaluation settings); the caller builds that specification (:func:`causefs.app.cli.plan`).
+An entry holds its key, :data:`SCHEMA_VERSION` and the specification it answers, and is
+checked against them on every read: an entry that is not valid JSON, lacks a field, or
+answers another job is never trusted. :meth:`ResultStore.lookup` warns (:class:`StoreWarning`, naming the
 file), moves it into ``invalid/`` and reports a miss, so the job is computed again.
 
 A job writes ``<key>.json`` through a temporary file and an atomic rename, so a killed

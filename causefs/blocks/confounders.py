@@ -49,11 +49,13 @@ class ConfoundersBlock(Block):
       exactly zero).
     * adjustment features of r: candidates whose correlation with r, divided by the
       largest correlation among r's candidates, is below ``sigma``. Correlation is the
-      |cosine| of W rows (default) or the |Pearson| correlation of the data columns.
+      ``|cosine|`` of W rows (default) or the ``|Pearson|`` correlation of the data
+      columns.
 
     Only treatments (features with a non-zero coding) get confounders, and with
     ``max_treatments`` only the top ones by ``||W_f||`` (:mod:`causefs.model.treatments`);
-    similarities are computed for the kept treatments' columns only, O(d |T|). Structural.
+    similarities are computed for the kept treatments' columns only, ``O(d |T|)``.
+    Structural.
 
     Parameters
     ----------

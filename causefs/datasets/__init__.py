@@ -36,9 +36,10 @@ GENERATORS = {"synthetic": make_causal, "shifted_clusters": make_shifted_cluster
 EMBEDDED = ("digits",)
 
 __all__ = ["BENCHMARKS", "Benchmark", "CausalDataset", "Dataset", "DatasetError",
-           "DatasetWarning", "EMBEDDED", "ENV_VAR", "GENERATORS", "ShiftedDataset",
-           "biased_groups", "data_home", "load_benchmark", "load_dataset", "load_digits", "load_file", "make_causal",
-           "make_digits_border", "make_shifted_clusters", "sha256"]
+           "DatasetWarning", "EMBEDDED", "ENV_VAR", "GENERATORS", "ShiftedDataset", "Source",
+           "biased_groups", "data_home", "default_data_home", "fetch", "load_benchmark",
+           "load_dataset", "load_digits", "load_file", "make_causal", "make_digits_border",
+           "make_shifted_clusters"]
 
 
 def load_digits() -> Dataset:

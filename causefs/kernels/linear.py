@@ -17,7 +17,7 @@ _ROW_CHUNK = 512  # rows of H built at a time: no (n, n) temporary besides H its
 class LinearBalance(BalanceOperator):
     """``v'Hv = sum_{f,r} K_fr (x_f' (v * a_r))^2 = ||K o (X_V' diag(v) A_T)||_F^2``.
 
-    Value and product cost two (n x |V| x |T|) matrix products; nothing n x n is formed.
+    Value and product cost two ``(n x |V| x |T|)`` matrix products; nothing n x n is formed.
     The value of the latest vector is kept: the scheduler and the mu block ask for the
     same one.
     """
@@ -117,16 +117,16 @@ class LinearKernel(Kernel):
     """The paper's linear kernel; the balance term then equals eq. u.2's quadratic form."""
 
     name = "linear"
-    accepts_sparse = True  # densifies the confounders' columns
+    accepts_sparse = True  # products with X_V only (forming the Gram densifies X_V)
 
     def balance_operator(self, X, coding, K, seed=0):
         return LinearBalance(X, coding, K)
 
     def cost(self, size) -> Cost:
-        """A product: two (n x |V| x |T|) matrix products with every feature a confounder.
-        Memory: the operator keeps X_V, A_T and its (d, |T|) pair weights, two operators
-        are cached, a product makes (d, |T|) moments and their weighted copy; plus the
-        Gram where ``balance_form`` forms it."""
+        """A product: two ``(n x |V| x |T|)`` matrix products with every feature a
+        confounder. Memory: the operator keeps X_V, A_T and its ``(d, |T|)`` pair weights,
+        two operators are cached, a product makes ``(d, |T|)`` moments and their weighted
+        copy; plus the Gram where ``balance_form`` forms it."""
         n, d, T = size.n_samples, size.n_features, size.n_treatments
         gram = gram_bytes(size)
         advice = {"balance_operator": "hold the balance term as products: "

@@ -57,7 +57,7 @@ class RandomFeatureRBFBalance(BalanceOperator):
     """Random Fourier features (Rahimi and Recht 2007): ``H ~ Psi Psi'``, linear in n.
 
     ``Psi`` stacks ``a_r * sqrt(2/D) cos(Omega z^r / s_r + b)`` over treatments: an
-    (n, |T| * D) array; products cost O(n |T| D).
+    ``(n, |T| * D)`` array; products cost ``O(n |T| D)``.
     """
 
     def __init__(self, XV, AT, mask, s2, n_components, rng):
@@ -109,7 +109,7 @@ class RBFKernel(Kernel):
     Parameters
     ----------
     approximation : {"auto", "exact", "rff"}
-        ``exact`` forms the dense n x n balance Hessian (O(n^2 sum_r |K_r|) time);
+        ``exact`` forms the dense n x n balance Hessian (``O(n^2 sum_r |K_r|)`` time);
         ``rff`` uses ``n_components`` random Fourier features per treatment (time and
         memory linear in n); ``auto`` is exact when the worst case, ``n^2 d^2 / 2``
         multiply-adds, is at most ``exact_budget``, rff otherwise (decided once per fit).
@@ -153,7 +153,7 @@ class RBFKernel(Kernel):
         return RandomFeatureRBFBalance(XV, AT, mask, s2, self.n_components, rng)
 
     def cost(self, size) -> Cost:
-        """A product: with the dense (n, n) Gram, or with (n, |T| D) random features."""
+        """A product: with the dense (n, n) Gram, or with ``(n, |T| D)`` random features."""
         n, d, T = size.n_samples, size.n_features, size.n_treatments
         if self.resolved_approximation(n, d) == "exact":
             return Cost(flops=2.0 * n * n, memory={"balance_operator": 3 * n * n * 8},
