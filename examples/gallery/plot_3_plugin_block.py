@@ -59,6 +59,9 @@ print("ShrinkSelection passed check_block")
 # -------------
 # The full schedule with the new block after the W update. ``check="strict"`` makes the
 # scheduler check every block's contract during the fit, naming a block that breaks it.
+# The objective as recorded can rise from one iteration to the next: the structural
+# blocks (granularity, confounders) change the objective itself (docs/MODEL.md,
+# "Descent and monotonicity"); every descent block, the new one included, lowers it.
 rng = np.random.default_rng(0)
 X = np.vstack([rng.normal(c, 1.0, size=(40, 12)) for c in (0.0, 3.0, 6.0)])
 full = resolve_schedule("full")
