@@ -4,6 +4,7 @@
     python benchmarks/bench_input.py sparse --n 2000 --d 5000 --max-iter 2
     python benchmarks/bench_input.py csv                     # 5000 x 500 file
     python benchmarks/bench_input.py report                  # tables from stored results
+    python benchmarks/bench_input.py report --write docs/guide/sparse.md   # ... into the doc
 
 ``sparse`` fits CAUSE-FS (defaults, ``max_iter`` iterations, 10 clusters) on text-like
 data twice, as a ``scipy.sparse`` matrix and as the same matrix dense, each in a fresh
@@ -21,6 +22,8 @@ the error path's message for a bad cell near the end.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import resource
@@ -33,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scale import gib, machine  # noqa: E402  (the helpers beside this file)
+from bench_scale import gib, machine, write_generated  # noqa: E402  (helpers beside this file)
 
 OUT = Path("results/bench_input")
 
@@ -178,6 +181,9 @@ def main():
     parser.add_argument("--rows", type=int, default=5000)
     parser.add_argument("--columns", type=int, default=500)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--write", type=Path, help="with report: rewrite the text between "
+                        "<!-- sparse-benchmark:begin --> and <!-- sparse-benchmark:end --> "
+                        "of this Markdown file")
     args = parser.parse_args()
     if args.what == "_child":
         print(json.dumps(child(json.loads(args.spec))))
@@ -186,12 +192,18 @@ def main():
     elif args.what == "sparse":
         table_sparse(run_sparse(args.out, args.n, args.d, args.density, args.max_iter))
     else:
-        for path in sorted(args.out.glob("sparse_*_sparse.json")):
-            pair = [json.loads(path.read_text())]
-            dense = path.with_name(path.name.replace("_sparse.json", "_dense.json"))
-            if dense.exists():
-                pair.append(json.loads(dense.read_text()))
-            table_sparse(pair)
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            for path in sorted(args.out.glob("sparse_*_sparse.json")):
+                pair = [json.loads(path.read_text())]
+                dense = path.with_name(path.name.replace("_sparse.json", "_dense.json"))
+                if dense.exists():
+                    pair.append(json.loads(dense.read_text()))
+                table_sparse(pair)
+                print()
+        print(buffer.getvalue())
+        if args.write:
+            write_generated(args.write, buffer.getvalue().strip(), marker="sparse-benchmark")
 
 
 if __name__ == "__main__":
