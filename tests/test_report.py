@@ -87,6 +87,15 @@ def test_the_command_takes_the_grid_to_tune(tmp_path, capsys):
     assert any(line.startswith("CAUSE-FS (beta=2),jaffe,20,") for line in csv)
 
 
+def test_a_misspelt_option_to_tune_is_refused(tmp_path, capsys):
+    root = stored(tmp_path, entry(0.5, params={"beta": 1.0}), entry(0.6, params={"beta": 2.0}))
+    with pytest.raises(SystemExit) as exit_:
+        main(["--store", str(root), "--out", str(tmp_path / "out"), "--no-figures",
+              "--tune", "beta,bta"])
+    assert exit_.value.code == 1
+    assert "causefs-report: error: tune=bta: no result in" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("tune", [(), ("alpha",)])
 def test_a_single_result_keeps_its_full_name(tune):
     rows = collect([entry(0.5, params={"alpha": 3.0})], tune=tune)

@@ -431,8 +431,8 @@ def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool
     ------
     StoreError
         ``store_dir`` is not a directory, holds no valid entry (invalid entries are
-        skipped with a :class:`~causefs.app.store.StoreWarning` naming the file), or no entry
-        with metrics at ``rho``.
+        skipped with a :class:`~causefs.app.store.StoreWarning` naming the file), no entry
+        with metrics at ``rho``, or an option in ``tune`` that no entry has.
     """
     store = ResultStore(store_dir)
     if not store.root.is_dir():
@@ -440,6 +440,11 @@ def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool
     results = list(store)
     if not results:
         raise StoreError(f"no valid results in {store.root}: nothing to report")
+    options = {k for r in results for k in r["job"].get("params", {})}
+    unknown = [k for k in tune if k not in options]
+    if unknown:  # a misspelt option would leave the grid unreduced, its rows mislabelled
+        raise StoreError(f"tune={','.join(unknown)}: no result in {store.root} has such an "
+                         f"option (stored: {', '.join(sorted(options)) or 'none'})")
     tables = collect(results, rho, tune)
     if not tables and not any(dataset_of(r) == "synthetic" for r in results):
         stored = sorted({int(k) for r in results
