@@ -94,6 +94,7 @@ def test_csv_of_real_values_draws_no_warning(tmp_path, arrays):
     ("a,b,c\n1,2,0\n3,4,1\n", "label", r"label_column='label' is no column of its header "
                                        r"\['a', 'b', 'c'\]"),
     ("y,label,c\n1,2,0\n3,4,1\n", None, r"columns \['y', 'label'\] are all named like labels"),
+    ("a,b,c\n1,2,0\n3,4.5,1\n", "b", r"the label of sample 2 is 4.5, not a class"),
 ])
 def test_csv_label_column_errors_name_the_file(tmp_path, content, label_column, match):
     path = _write(tmp_path / "l.csv", content)

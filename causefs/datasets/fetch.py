@@ -30,7 +30,8 @@ import numpy as np
 
 from .base import Dataset, DatasetError
 from .benchmarks import BENCHMARKS, check_benchmark, data_home, load_benchmark
-from .files import _as_labels, _FEATURE_KEYS, _LABEL_KEYS, _load_mat, _orient, _pick
+from .files import (_as_labels, _check_classes, _FEATURE_KEYS, _LABEL_KEYS, _load_mat, _orient,
+                    _pick)
 
 #: seconds to wait for the source to answer
 TIMEOUT = 60
@@ -102,8 +103,7 @@ def convert(name: str, original: Path) -> tuple:
     checked against :data:`BENCHMARKS` (shape, classes, content checksum)."""
     X, y = LAYOUTS[BENCHMARKS[name].source.layout](_load_mat(original), original)
     X, y = _orient(X, y, str(original))
-    if not np.array_equal(y, np.round(y)):
-        raise DatasetError(f"{original}: its labels are not integers")
+    _check_classes(y, original)
     y = y.astype(np.int64)
     check_benchmark(name, Dataset(name, np.asarray(X, dtype=float), y, str(original)),
                     original)

@@ -65,6 +65,17 @@ def _check_values(X, y, source, key) -> None:
         raise DatasetError(f"{source}: the label of sample {row + 1} is {y[row]}")
 
 
+def _check_classes(y, source) -> None:
+    """Numeric labels are whole numbers: a measurement taken for the labels (a wrong
+    label column) would otherwise reach the clustering metrics, whose error names
+    neither the file nor the column."""
+    if y is not None and y.dtype.kind == "f" and not np.array_equal(y, np.round(y)):
+        row = int(np.flatnonzero(y != np.round(y))[0])
+        raise DatasetError(f"{source}: the label of sample {row + 1} is {y[row]}, not a "
+                           "class: labels are whole numbers (is the label column the "
+                           "right one?)")
+
+
 def _orient(X, y, source):
     """MATLAB files often store X as (d, n): transpose when the labels say so."""
     if y is not None and X.shape[0] != y.shape[0] and X.shape[1] == y.shape[0]:
@@ -299,4 +310,5 @@ def load_file(path: str | os.PathLike, label_column: int | str | None = None) ->
         y = _as_labels(contents[label_keys[0]]) if label_keys else None
         X, y = _orient(X, y, source)
         _check_values(X, y, source, key)
+    _check_classes(y, source)
     return Dataset(name=path.stem, X=X, y=y, source=source)
