@@ -47,3 +47,30 @@ def test_log_lines_go_above_the_bar_not_into_it(blobs, monkeypatch):
         root.setLevel(old_level)
     assert any("iteration 3/3" in line for line in written)
     assert root.handlers.count(handler) == 0  # the redirect put the handlers back
+
+
+def test_the_evaluation_counts_its_k_means_runs_on_a_bar(blobs, monkeypatch):
+    """The evaluation phase (n_runs k-means fits per distinct number of features) moves a
+    bar one step per fit, and shows it only when given a title on a terminal."""
+    import tqdm.auto
+
+    from causefs.app.evaluation import evaluate_ranking
+
+    bars = []
+
+    class Recorded(tqdm_std.tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **{**kwargs, "disable": True})
+            self.disable_asked, self.steps = kwargs["disable"], 0
+            bars.append(self)
+
+        def update(self, n=1):
+            self.steps += n
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Recorded)
+    X, y = blobs
+    evaluate_ranking(X, y, list(range(12)), rhos=(2, 4, 4, 40), n_runs=3,
+                     progress="evaluation")
+    evaluate_ranking(X, y, list(range(12)), rhos=(2,), n_runs=3)
+    assert [(b.total, b.steps) for b in bars] == [(9, 9), (3, 3)]  # 40 capped at d = 12
+    assert [b.disable_asked for b in bars] == [None, True]  # None: on a terminal only
