@@ -21,10 +21,13 @@ from causefs import CauseFS
 from causefs.app.metrics import kmeans_scores
 
 X, y = load_digits(return_X_y=True)
-selector = CauseFS(n_clusters=10, n_features_to_select=20, max_iter=8, random_state=0)
+selector = CauseFS(n_clusters=10, n_features_to_select=20, max_iter=8,
+                   random_state=0)
 selector.fit(X)
-print(f"{selector.n_iter_} iterations, objective {selector.objective_history_[-1]:.4g}")
-print("the 20 pixels, best first:", np.argsort(selector.ranking_)[:20])
+print(f"{selector.n_iter_} iterations, "
+      f"objective {selector.objective_history_[-1]:.4g}")
+print("the 20 pixels, best first:")
+print(np.argsort(selector.ranking_)[:20])
 
 # %%
 # The score of every pixel
@@ -35,7 +38,8 @@ fig, axes = plt.subplots(1, 2, figsize=(7, 3.2))
 axes[0].imshow(selector.scores_.reshape(8, 8), cmap="viridis")
 axes[0].set_title("score of every pixel")
 axes[1].imshow(X[0].reshape(8, 8), cmap="gray_r")
-rows, cols = np.unravel_index(selector.get_support(indices=True), (8, 8))
+selected_pixels = selector.get_support(indices=True)
+rows, cols = np.unravel_index(selected_pixels, (8, 8))
 axes[1].scatter(cols, rows, s=30, c="red")
 axes[1].set_title("the 20 selected pixels")
 for ax in axes:

@@ -38,8 +38,9 @@ class ShrinkSelection(Block):
         self.factors = tuple(factors)
 
     def step(self, state):
-        candidates = [state.replace(W=c * state.W, D=irls_weights(c * state.W,
-                                                                  state.problem.eps))
+        eps = state.problem.eps
+        candidates = [state.replace(W=c * state.W,
+                                    D=irls_weights(c * state.W, eps))
                       for c in self.factors]
         return min(candidates, key=lambda s: objective(s).total)
 
@@ -63,13 +64,15 @@ print("ShrinkSelection passed check_block")
 # blocks (granularity, confounders) change the objective itself (docs/MODEL.md,
 # "Descent and monotonicity"); every descent block, the new one included, lowers it.
 rng = np.random.default_rng(0)
-X = np.vstack([rng.normal(c, 1.0, size=(40, 12)) for c in (0.0, 3.0, 6.0)])
+X = np.vstack([rng.normal(c, 1.0, size=(40, 12))
+               for c in (0.0, 3.0, 6.0)])
 full = resolve_schedule("full")
 loop = (full.loop[0], ShrinkSelection(), *full.loop[1:])
 with_block = Schedule("with_shrink", full.init, loop)
-fits = {name: CauseFS(n_clusters=3, schedule=schedule, max_iter=10, tol=0.0,
-                      check="strict", random_state=0).fit(X)
-        for name, schedule in (("full", "full"), ("with shrink_selection", with_block))}
+schedules = {"full": "full", "with shrink_selection": with_block}
+fits = {name: CauseFS(n_clusters=3, schedule=schedule, max_iter=10,
+                      tol=0.0, check="strict", random_state=0).fit(X)
+        for name, schedule in schedules.items()}
 
 fig, ax = plt.subplots(figsize=(5, 3.2))
 for name, fit in fits.items():
