@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ..core.parts import Cost
+from ..numerics.neighbors import resolve_algorithm
 
 _FLOAT = 8
 
@@ -18,13 +19,17 @@ def graph_cost(size, count: int, *, fresh: bool) -> Cost:
     """
     n, d, h = size.n_samples, size.n_features, size.n_clusters
     c, M = size.n_neighbors + 1, size.n_granularities
-    if size.exact_search:  # distances (BLAS) and the selection of the nearest
-        flops = 2.0 * n * n * (d if fresh else h)
-        ops = 3.0 * n * n
-    else:  # HNSW build and search; or a local search from the previous graph
-        flops = 0.0
-        ops = (n * math.log2(max(n, 2)) * d * 30.0 if fresh
-               else n * (c + 4 * c * c) * (h + 5.0))
+    dims = d if fresh else h
+    algorithm = resolve_algorithm(size.settings.neighbor_algorithm, n, dims)
+    flops, ops = 0.0, 0.0
+    if algorithm in ("exact", "brute", "all"):  # distances (BLAS), selection of the nearest
+        flops, ops = 2.0 * n * n * dims, 3.0 * n * n
+    elif algorithm in ("kd_tree", "ball_tree"):  # calibrated on Gaussian points
+        ops = 200.0 * n * math.log2(max(n, 2)) * dims
+    elif fresh:  # HNSW build and search
+        ops = 30.0 * n * math.log2(max(n, 2)) * dims
+    else:  # a local search from the previous graph
+        ops = n * (c + 4 * c * c) * (h + 5.0)
     width = c + M * size.n_neighbors  # kNN candidates plus the prior's support
     memory = 6 * n * width * _FLOAT + 2 * n * max(h, 1) * _FLOAT
     advice = {}

@@ -9,12 +9,18 @@ from ..core.state import State
 from ..model.settings import DEFAULTS, check_setting
 from ..numerics.adaptive_graphs import adaptive_graph
 from ..numerics.sparse import dense
+from ..numerics.threads import parallel_map
 from .base import Block
 from .graph_cost import graph_cost
 
 
 class InitialGranularGraphsBlock(Block):
     """``S[m]`` from the raw distances of the features of group m (no prior).
+
+    Where the candidate search is approximate (large n), the initial fused graph ``G``,
+    when the schedule has built it, seeds every group's local search: one fresh search
+    of all points (an HNSW index) instead of one per group. The graphs are built in
+    parallel on the caller's threads.
 
     Parameters
     ----------
@@ -26,6 +32,7 @@ class InitialGranularGraphsBlock(Block):
     accepts_sparse = True
     kind = "init"
     reads = ("X", "groups")
+    optional_reads = ("G",)
     writes = ("S", "gamma")
     requires = ("neighbor_algorithm",)
 
@@ -37,11 +44,13 @@ class InitialGranularGraphsBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        graphs = [
-            adaptive_graph(dense(p.X[:, np.flatnonzero(state.groups == m)]), p.n_neighbors,
-                           algorithm=self.neighbor_algorithm)
-            for m in range(int(state.groups.max()) + 1)
-        ]
+
+        def build(m):
+            return adaptive_graph(dense(p.X[:, np.flatnonzero(state.groups == m)]),
+                                  p.n_neighbors, algorithm=self.neighbor_algorithm,
+                                  warm=[state.G])
+
+        graphs = parallel_map(build, range(int(state.groups.max()) + 1))
         return state.replace(S=tuple(g for g, _ in graphs), gamma=tuple(c for _, c in graphs))
 
 
