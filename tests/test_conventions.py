@@ -65,10 +65,11 @@ def test_a_fit_that_needs_cvxpy_says_which_extra(blobs, monkeypatch):
 
 
 def test_a_fresh_search_beyond_5000_samples_without_faiss_says_which_extra(monkeypatch):
-    from causefs.numerics.neighbors import FRESH_EXACT_N, nearest_candidates
+    from causefs.numerics.neighbors import FRESH_EXACT_N, TREE_DIMS, nearest_candidates
 
     monkeypatch.setitem(sys.modules, "faiss", None)
-    Y = np.zeros((FRESH_EXACT_N + 1, 2))
+    # 'auto' searches points of few dimensions with a k-d tree up to TREE_N: many here
+    Y = np.zeros((FRESH_EXACT_N + 1, TREE_DIMS + 1))
     with pytest.raises(MissingDependencyError, match=r"neighbour search beyond n = 5000 "
                        r".*'exact' does without.*causefs\[faiss\]"):
         nearest_candidates(Y, 3, "auto")

@@ -94,7 +94,8 @@ def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
     """
     # imported here: only large fits without a warm start need it (an optional extra)
     faiss = require("faiss", "faiss", "a fresh neighbour search beyond n = 5000 samples "
-                    "(neighbor_algorithm='auto'; 'exact' does without)")
+                    "(neighbor_algorithm='auto' on points of more than 32 dimensions, "
+                    "beyond 10,000 on fewer; 'exact' does without)")
 
     dim = Y.shape[1]
     data = np.ascontiguousarray(Y, dtype=np.float32)
