@@ -129,9 +129,11 @@ def workspace(tmp_path_factory):
     commands run in (this interpreter's scripts first on PATH)."""
     root = tmp_path_factory.mktemp("workspace")
     rng = np.random.default_rng(0)
-    table = np.column_stack([rng.random((60, 6)), np.repeat([0, 1, 2], 20)])
-    np.savetxt(root / "mine.csv", table, delimiter=",", header="a,b,c,d,e,f,label",
-               comments="", fmt="%.6g")
+    # more features than the command's default n_features_to_select (20)
+    table = np.column_stack([rng.random((60, 30)), np.repeat([0, 1, 2], 20)])
+    header = ",".join([f"x{j}" for j in range(30)] + ["label"])
+    np.savetxt(root / "mine.csv", table, delimiter=",", header=header, comments="",
+               fmt="%.6g")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}"
            f"{os.environ.get('PATH', '')}", "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1",
            "XDG_CACHE_HOME": str(root / "cache")}
