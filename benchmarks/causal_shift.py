@@ -118,7 +118,9 @@ def collect(store: Path) -> dict:
         row["train_acc"].append(result["metrics"]["selected"][k]["acc_mean"])
         row["precision"].append(result["causal_recovery"][k]["precision"])
         row["spurious"].append(result["causal_recovery"][k]["spurious_fraction"])
-        for key, value in (result.get("diagnostics") or {}).items():
+        # a method's details are under "details" since schema 3, at the top level before
+        details = result.get("details") or result
+        for key, value in (details.get("diagnostics") or {}).items():
             if isinstance(value, (int, float)):
                 row[key].append(value)
     return table

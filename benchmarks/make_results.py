@@ -45,7 +45,7 @@ def run_experiment(name: str, store: Path, extra: list) -> None:
 def regenerate(store: Path, out: Path) -> None:
     from causefs.app.report import report
 
-    tables = report(store, out, rho=20)
+    tables = report(store, out, rho=20, tune=("alpha", "lam", "beta"))
     text = RESULTS.read_text() if RESULTS.exists() else f"{BEGIN}\n{END}\n"
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)

@@ -22,6 +22,8 @@ The package's rooms, from the bottom up (a module imports only from rooms below 
   evaluation protocol, metrics, report).
 """
 
+import logging
+
 from ._version import __version__
 from .core.schedule import Schedule, ScheduleError
 from .core.scheduler import FitResult
@@ -37,6 +39,10 @@ from .estimator import (
 from .model.objective import ObjectiveValue, objective
 from .model.problem import Problem
 from .model.settings import Settings
+
+# a library logs, the application decides where to (Python's logging HOWTO); progress of
+# a fit is logged at INFO when it runs with verbose=True, at DEBUG otherwise
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 __all__ = [
     "CauseFS",

@@ -8,6 +8,7 @@ block what it declares in ``requires``, builds the problem and runs the schedule
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -132,6 +133,12 @@ class Parts:
         """``settings`` with the schedule's ``params`` applied."""
         return settings.replace(**self.params) if self.params else settings
 
+    @property
+    def accepts_sparse(self) -> bool:
+        """Whether every block and the kernel work on sparse X (else it is densified)."""
+        return self.kernel.accepts_sparse and all(
+            block.accepts_sparse for block in (*self.init, *self.loop))
+
 
 def schedule_params(schedule: Schedule) -> dict:
     """The schedule's ``params``, checked by the rules of the settings of those names."""
@@ -222,7 +229,7 @@ def run_cause_fs(X: np.ndarray, settings: Settings, *, seed: int = 0, parts: Par
     :func:`build_parts`'s (built here when not given); ``n_selected`` is the number of
     features selected (the selection-stability rule watches them); ``Z`` is the coded
     design of the nuisance variables (:func:`causefs.model.nuisance.code_nuisance`), if
-    any.
+    any. Progress is logged at INFO with ``settings.verbose``, else at DEBUG.
     """
     parts = parts if parts is not None else build_parts(settings, seed, Z is not None)
     check_nuisance(parts, Z is not None)
@@ -232,4 +239,5 @@ def run_cause_fs(X: np.ndarray, settings: Settings, *, seed: int = 0, parts: Par
                         max_iter=settings.max_iter, tol=settings.tol,
                         stopping=stopping_rules(settings, n_selected),
                         structure_iter=settings.structure_iter, callback=callback,
-                        trace=settings.trace, check=settings.check)
+                        trace=settings.trace, check=settings.check,
+                        log_level=logging.INFO if settings.verbose else logging.DEBUG)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import warnings
 
@@ -36,21 +37,27 @@ class NuisanceUnusedWarning(UserWarning):
     """Nuisance variables were given to a schedule that has no block using them."""
 
 
-def _progress(max_iter: int):
-    """A tqdm bar over loop iterations (silent when stderr is not a terminal)."""
+@contextlib.contextmanager
+def _progress(max_iter: int, verbose: bool):
+    """With ``verbose``, a tqdm bar over loop iterations (shown on a terminal only), with
+    log records written above it, not into it; yields the scheduler's callback."""
+    if not verbose:
+        yield None
+        return
     from tqdm.auto import tqdm
+    from tqdm.contrib.logging import logging_redirect_tqdm
 
-    bar = tqdm(total=max_iter, desc="CAUSE-FS", unit="it", leave=False, disable=None)
     done = [0]
+    with logging_redirect_tqdm(), tqdm(total=max_iter, desc="CAUSE-FS", unit="it",
+                                       leave=False, disable=None) as bar:
+        def callback(record):
+            if record["iteration"] > done[0]:  # the first block of a new iteration
+                bar.update(record["iteration"] - done[0])
+                done[0] = record["iteration"]
+            if record["objective"] is not None and record["kind"] != "init":
+                bar.set_postfix(J=f"{record['objective']:.6g}", refresh=False)
 
-    def callback(record):
-        if record["iteration"] > done[0]:  # the first block of a new iteration
-            bar.update(record["iteration"] - done[0])
-            done[0] = record["iteration"]
-        if record["objective"] is not None and record["kind"] != "init":
-            bar.set_postfix(J=f"{record['objective']:.6g}", refresh=False)
-
-    return bar, callback
+        yield callback
 
 
 class CauseFS(SelectorMixin, BaseEstimator):
@@ -166,7 +173,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Seeds every random choice (eigensolver start, random features); the same seed
         gives the same selection.
     verbose : bool, default=False
-        Show a progress bar.
+        Show a progress bar (on a terminal) and log the fit's progress at INFO on the
+        ``causefs`` logger (iteration, objective, time left), written above the bar;
+        ``False`` is silent (progress is logged at DEBUG).
 
     Attributes
     ----------
@@ -282,8 +291,13 @@ class CauseFS(SelectorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Unlabeled data; NaN and inf are rejected.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Unlabeled data; NaN and inf are rejected. Sparse data stay sparse where the
+            fit only multiplies by them, when every part of the schedule accepts sparse
+            data (:attr:`causefs.core.parts.Part.accepts_sparse`; the built-in schedules
+            do but ``dwr`` and ``srdo``) and the scaling keeps zeros at zero (``minmax``
+            on non-negative data, ``none``); otherwise they are densified. The user
+            guide's "Sparse data" page lists the steps that densify and their memory.
         y : None
             Ignored (unsupervised).
         nuisance : array-like of shape (n_samples,) or (n_samples, n_variables), optional
@@ -301,8 +315,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         -------
         self : CauseFS
         """
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=3,
-                          ensure_min_features=1)
+        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64,
+                          ensure_min_samples=3, ensure_min_features=1)
         Z = None if nuisance is None else code_nuisance(nuisance, X.shape[0])
         settings = self.settings()
         n_selected = settings.check_data(*X.shape)
@@ -314,15 +328,12 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self._check_nuisance(parts, Z)
         self._estimate(X.shape[0], active.size, settings, parts)
         X_active = scale_features(X, settings.preprocessing)[:, active]
-        bar, callback = _progress(settings.max_iter) if settings.verbose else (None, None)
-        try:
-            with fit_threads():
-                result = run_cause_fs(X_active, settings, seed=seed, parts=parts,
-                                      n_selected=min(n_selected, active.size),
-                                      callback=callback, Z=Z)
-        finally:
-            if bar is not None:
-                bar.close()
+        if sp.issparse(X_active) and not parts.accepts_sparse:
+            X_active = X_active.toarray()
+        with _progress(settings.max_iter, settings.verbose) as callback, fit_threads():
+            result = run_cause_fs(X_active, settings, seed=seed, parts=parts,
+                                  n_selected=min(n_selected, active.size),
+                                  callback=callback, Z=Z)
         self._store(result, active, X.shape[1], n_selected)
         self._warn_if_collapsed(result.state.W, settings.eps)
         if not result.converged and settings.max_iter > 0:
@@ -350,8 +361,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.time_estimate_ = expected.seconds
         if self.time_estimate_ > LONG_FIT_SECONDS:
             message = (f"this fit (n={n}, d={d}) is estimated to take about "
-                       f"{self.time_estimate_ / 60:.0f} min; progress is logged at INFO "
-                       "by the 'causefs' logger")
+                       f"{self.time_estimate_ / 60:.0f} min; verbose=True shows its "
+                       "progress")
             logger.warning(message)
             warnings.warn(message, LongFitWarning, stacklevel=3)
 
@@ -403,6 +414,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = False
         tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = True
         return tags
 
 
@@ -411,7 +423,7 @@ def causefs_scores(X, y=None, *, nuisance=None, **params):
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
     y : ignored
     nuisance : array-like of shape (n_samples,) or (n_samples, n_variables), optional
         Known nuisance variables (:meth:`CauseFS.fit`), bound with ``functools.partial``
@@ -425,6 +437,4 @@ def causefs_scores(X, y=None, *, nuisance=None, **params):
     -------
     scores : ndarray of shape (n_features,)
     """
-    if sp.issparse(X):
-        X = X.toarray()
     return CauseFS(**params).fit(X, nuisance=nuisance).scores_

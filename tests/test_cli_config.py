@@ -147,9 +147,10 @@ def test_cli_runs_on_the_embedded_default(tmp_path):
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["dataset"]["name"] == "digits"
     assert len(result["selected_features"]) == 20
-    assert len(result["objective_history"]) == 3
+    details = result["details"]
+    assert len(details["objective_history"]) == 3
     # two iterations end no loop by a rule: the result says so
-    assert (result["converged"], result["stop_reason"]) == (False, "max_iter reached")
+    assert (details["converged"], details["stop_reason"]) == (False, "max_iter reached")
     assert "2 iterations (max_iter reached" in out.stdout
     assert set(result["metrics"]) == {"selected", "all_features"}
     assert "selected features (best first)" in out.stdout

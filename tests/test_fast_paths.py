@@ -156,8 +156,8 @@ def test_a_long_fit_says_so_before_it_starts(monkeypatch, blobs):
 
 
 def test_progress_is_logged_at_info(caplog, blobs):
-    with caplog.at_level(logging.INFO, logger="causefs"):
-        CauseFS(n_clusters=3, max_iter=2, random_state=0).fit(blobs[0])
+    with caplog.at_level(logging.INFO, logger="causefs"):  # verbose: at INFO (else DEBUG)
+        CauseFS(n_clusters=3, max_iter=2, random_state=0, verbose=True).fit(blobs[0])
     messages = [r.getMessage() for r in caplog.records if r.name == "causefs"]
     assert any(m.startswith("initialization done") for m in messages)
     assert any("iteration 2/2" in m and "elapsed" in m for m in messages)

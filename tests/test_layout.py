@@ -24,7 +24,7 @@ RANKS = {
     "estimator": 8,
     "selectors": 9, "testing": 9,
     "app": 10,
-    "__init__": 11,
+    "__init__": 11, "__main__": 11,
 }
 
 #: lines of code (no docstring, comment or blank line) a function may have

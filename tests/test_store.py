@@ -17,8 +17,8 @@ from causefs.app.store import (INVALID_DIR, SCHEMA_VERSION, ResultStore, StoreEr
                            job_key)
 
 JOB = {"method": "spec", "dataset": {"name": "x", "sha256": "0" * 64}}
-RESULT = {"scores": [0.5, 0.1], "ranking": [0, 1], "selected_features": [0], "metrics": None,
-          "job": JOB}
+RESULT = {"scores": [0.5, 0.1], "features_best_first": [0, 1], "selected_features": [0],
+          "metrics": None, "job": JOB}
 SCORED = {**RESULT, "metrics": {"selected": {"20": {"acc_mean": 0.5, "acc_std": 0.1,
                                                   "nmi_mean": 0.4, "nmi_std": 0.1}}}}
 register_configs()  # the method, kernel and qp groups come from the registry, as at CLI start
@@ -80,7 +80,8 @@ def test_an_entry_answering_another_job_is_not_trusted(store):
     (lambda e: {**e, "schema": 1}, "schema 1, expected"),
     (lambda e: {**e, "key": "0" * 16}, "holds key"),
     (lambda e: {**e, "job": {**JOB, "method": "x"}}, "does not hash to its key"),
-    (lambda e: {k: v for k, v in e.items() if k != "ranking"}, "missing field.*ranking"),
+    (lambda e: {k: v for k, v in e.items() if k != "features_best_first"},
+     "missing field.*features_best_first"),
 ])
 def test_an_entry_with_a_wrong_field_is_not_trusted(store, change, reason):
     key = job_key(JOB)
@@ -199,7 +200,8 @@ def test_an_emptied_entry_is_recomputed_not_trusted(tmp_path, capsys):
     with pytest.warns(StoreWarning, match=str(path)):
         again = _run(tmp_path, "method=laplacian_score")
     assert "skipped" not in capsys.readouterr().out
-    assert again["ranking"] == first["ranking"] and json.loads(path.read_text())["ranking"]
+    assert again["features_best_first"] == first["features_best_first"]
+    assert json.loads(path.read_text())["features_best_first"]
 
 
 def test_an_entry_moved_by_another_job_meanwhile_is_a_miss(store, monkeypatch):
@@ -234,3 +236,17 @@ def test_report_to_an_unwritable_place_is_one_line(store, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("causefs-report: error: ") and str(blocker) in err
     assert err.count("\n") == 1
+
+
+def test_a_dry_run_checks_and_plans_but_fits_nothing(tmp_path, capsys, monkeypatch):
+    import causefs.app.cli as cli
+
+    done = _run(tmp_path, "method=laplacian_score")
+    monkeypatch.setattr(cli, "score", lambda *a: pytest.fail("a dry run fitted"))
+    planned = _run(tmp_path, "method=laplacian_score", "dry_run=true")
+    assert planned == {"key": done["key"], "job": done["job"], "dry_run": True}
+    assert f"key {done['key']}; in the store" in capsys.readouterr().out
+    _run(tmp_path, "method=spec", "dry_run=true")
+    assert "in the store" not in capsys.readouterr().out
+    written = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert written["job"]["method"] == "laplacian_score"  # the dry runs wrote nothing

@@ -97,10 +97,12 @@ def test_report_from_a_store(tmp_path):
             assert "already in" in out
     text = report(store, tmp_path / "report", rho=20, with_figures=True)
     tables, _, causal = text.partition("Causal features recovered")
-    assert "| CAUSE-FS |" in tables and "| CAUSE-FS-II |" in tables and "| AllFea |" in tables
-    assert "**" in tables and "paper: CAUSE-FS" in tables
+    # rows are named by what ran (2 iterations, not the defaults)
+    assert "| CAUSE-FS (max_iter=2) |" in tables and "| CAUSE-FS-II (max_iter=2) |" in tables
+    assert "| AllFea |" in tables and "k-means x 2 runs" in tables and "**" in tables
+    assert "paper:" not in tables  # 2 k-means runs: not the paper's protocol
     assert "synthetic" not in tables  # one result per seed: the causal table reports it
-    assert "| LapScore |" in causal and "| CAUSE-FS |" in causal
+    assert "| LapScore |" in causal and "| CAUSE-FS (max_iter=2) |" in causal
     assert "| AllFea |" not in causal  # column order is no ranking
     assert (tmp_path / "report" / "tables.csv").read_text().count("\n") >= 3
     assert (tmp_path / "report" / "figures" / "acc_vs_features.png").exists()

@@ -17,44 +17,42 @@ and in :mod:`causefs.app.configs` only.
 
 from __future__ import annotations
 
+import difflib
 import os
-import platform
+import re
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import hydra
 import numpy as np
 from hydra.core.hydra_config import HydraConfig
+from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
-from .._version import __version__
 from ..budget import MemoryLimitError
+from ..core.extras import MissingDependencyError
 from ..core.validation import InvalidParameterError
-from ..datasets import Dataset, DatasetError, load_dataset
+from ..datasets import Dataset, DatasetError, DatasetWarning, load_dataset
 from ..numerics.scaling import scale_features
 from ..selectors import Selector, accepts_nuisance, ranking_from_scores
 from .config_checks import ConfigError, check_against_data, check_config, make_method
 from .configs import register_configs
 from .evaluation import causal_recovery, evaluate_ranking, evaluate_shift
-from .store import ResultStore, StoreError, job_key, write_json_atomic
+from .provenance import code_identity, versions
+from .store import SCHEMA_VERSION, ResultStore, StoreError, job_key, write_json_atomic
 
 #: environment variable that turns the one-line user errors into full tracebacks
 DEBUG_ENV_VAR = "CAUSEFS_DEBUG"
 
 #: errors of the user's making: printed as one line (the message names the key or file)
-USER_ERRORS = (InvalidParameterError, DatasetError, MemoryLimitError, StoreError)
-
-
-def versions() -> dict:
-    import cvxpy
-    import scipy
-    import sklearn
-
-    return {"causefs": __version__, "python": platform.python_version(), "numpy": np.__version__,
-            "scipy": scipy.__version__, "scikit-learn": sklearn.__version__,
-            "cvxpy": cvxpy.__version__, "hydra": hydra.__version__}
+USER_ERRORS = (InvalidParameterError, DatasetError, MemoryLimitError, StoreError,
+               MissingDependencyError)
+#: Hydra's own errors (an override it cannot parse or apply): printed as one line too
+HYDRA_ERRORS = (HydraException, OmegaConfBaseException)
 
 
 @dataclass(frozen=True)
@@ -72,21 +70,28 @@ class Job:
 
 def load(cfg: DictConfig) -> Dataset:
     """The configured dataset (with its nuisance variables when ``dataset.nuisance``
-    names them)."""
+    names them); the loader's warnings (a column that looks like labels read as a
+    feature) printed as one line each."""
     options = {k: v for k, v in OmegaConf.to_container(cfg.dataset, resolve=True).items()
                if k not in ("name", "path", "label_column", "nuisance")}
     nuisance = cfg.dataset.get("nuisance")
-    return load_dataset(cfg.dataset.name, path=cfg.dataset.get("path"),
-                        data_home_path=cfg.get("data_dir"),
-                        label_column=cfg.dataset.get("label_column"),
-                        nuisance=OmegaConf.to_container(nuisance) if OmegaConf.is_list(nuisance)
-                        else nuisance, **options)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DatasetWarning)
+        data = load_dataset(cfg.dataset.name, path=cfg.dataset.get("path"),
+                            data_home_path=cfg.get("data_dir"),
+                            label_column=cfg.dataset.get("label_column"),
+                            nuisance=OmegaConf.to_container(nuisance)
+                            if OmegaConf.is_list(nuisance) else nuisance, **options)
+    for warning in caught:
+        print(f"causefs: warning: {warning.message}", file=sys.stderr)
+    return data
 
 
 def plan(cfg: DictConfig, data: Dataset) -> Job:
     """The job: its method checked against the data, and the specification hashed into
-    its store key (the data by content, the code's version, the method's options that
-    can change the result, the seeds and the whole evaluation block)."""
+    its store key (the data by content, the code's identity and installed plugins
+    (:func:`~causefs.app.provenance.code_identity`), the method's options that can
+    change the result, the seeds and the whole evaluation block)."""
     n_clusters = cfg.n_clusters or data.n_classes
     if n_clusters is None or n_clusters < 2:
         found = "no labels" if n_clusters is None else f"{n_clusters} class"
@@ -101,7 +106,7 @@ def plan(cfg: DictConfig, data: Dataset) -> Job:
                if k != "path" and not (k == "nuisance" and v is None)}
     spec = {
         "dataset": {**dataset, "sha256": data.sha256()},
-        "version": __version__,
+        "code": code_identity(),
         "n_features_to_select": cfg.n_features_to_select,
         "method": cfg.method.name,
         "params": options,
@@ -123,40 +128,49 @@ def score(cfg: DictConfig, job: Job, X: np.ndarray, nuisance=None) -> dict:
                               n_features_to_select=max(int(r) for r in cfg.evaluation.rhos),
                               random_state=cfg.random_state, **given)
     seconds = time.perf_counter() - start
-    ranking = ranking_from_scores(scores)
-    return {"fit_seconds": seconds, "nuisance_given": bool(given), **job.method.details(),
-            "scores": np.asarray(scores).tolist(), "ranking": ranking.tolist(),
-            "selected_features": ranking[: cfg.n_features_to_select].tolist()}
+    best_first = ranking_from_scores(scores)
+    return {"fit_seconds": seconds, "nuisance_given": bool(given),
+            "details": job.method.details(), "scores": np.asarray(scores).tolist(),
+            "features_best_first": best_first.tolist(),
+            "selected_features": best_first[: cfg.n_features_to_select].tolist()}
 
 
-def evaluate(cfg: DictConfig, job: Job, data: Dataset, X: np.ndarray, ranking) -> dict:
+def evaluate(cfg: DictConfig, job: Job, data: Dataset, X: np.ndarray, best_first) -> dict:
     """k-means on the top rho features (and on all, and on a test environment where the
-    dataset has one); causal-feature recovery where the dataset knows its causal features."""
+    dataset has one), with a progress bar on a terminal; causal-feature recovery where
+    the dataset knows its causal features."""
     evaluation, rhos = cfg.evaluation, [int(r) for r in cfg.evaluation.rhos]
     out = {"metrics": None}
     select_all = job.method.select_all
     if evaluation.enabled and data.y is not None:
         options = dict(n_clusters=job.n_clusters, n_runs=evaluation.n_runs,
                        seed=evaluation.seed, nmi_average=evaluation.nmi_average)
-        metrics = {"selected": evaluate_ranking(X, data.y, ranking, rhos,
-                                                select_all=select_all, **options)}
+        metrics = {"selected": evaluate_ranking(X, data.y, best_first, rhos,
+                                                select_all=select_all,
+                                                progress="k-means, selected features",
+                                                **options)}
         if evaluation.all_features and not select_all:
-            metrics["all_features"] = evaluate_ranking(X, data.y, ranking, rhos[:1],
-                                                       select_all=True, **options)
+            metrics["all_features"] = evaluate_ranking(X, data.y, best_first, rhos[:1],
+                                                       select_all=True,
+                                                       progress="k-means, all features",
+                                                       **options)
         if getattr(data, "X_test", None) is not None:  # a shifted benchmark
             metrics["test_environment"] = evaluate_shift(
-                data.X_test, data.y_test, ranking, rhos, preprocessing=cfg.preprocessing,
-                select_all=select_all, **options)
+                data.X_test, data.y_test, best_first, rhos, preprocessing=cfg.preprocessing,
+                select_all=select_all, progress="k-means, test environment", **options)
         if getattr(data, "test_names", None) is not None:  # several test environments
             metrics["test_environments"] = {
                 str(name): evaluate_shift(data.X_test[data.test_names == name],
-                                          data.y_test[data.test_names == name], ranking,
+                                          data.y_test[data.test_names == name], best_first,
                                           rhos, preprocessing=cfg.preprocessing,
-                                          select_all=select_all, **options)
+                                          select_all=select_all,
+                                          progress=f"k-means, test environment {name}",
+                                          **options)
                 for name in dict.fromkeys(data.test_names)}
         out["metrics"] = metrics
     if getattr(data, "causal", None) is not None:
-        out["causal_recovery"] = causal_recovery(ranking, data.causal, rhos, data.spurious)
+        out["causal_recovery"] = causal_recovery(best_first, data.causal, rhos,
+                                                 data.spurious)
     return out
 
 
@@ -174,26 +188,31 @@ def write(cfg: DictConfig, result: dict, output_dir: Path | None,
 
 def run(cfg: DictConfig, output_dir: Path | None = None) -> dict:
     """Check the configuration, then fit, evaluate, report, and write the result (run
-    directory and store)."""
+    directory and store); with ``dry_run``, stop after the checks and the plan."""
     check_config(cfg)
     data = load(cfg)
     job = plan(cfg, data)
     if cfg.evaluation.enabled and data.y is None:
         print(f"no evaluation: dataset {data.name!r} has no labels")
     store = ResultStore(cfg.store.dir) if cfg.store.enabled else None
-    if store is not None and not cfg.store.overwrite:
-        stored = store.lookup(job.key, job.spec)
-        if stored is not None:
-            print(f"result {job.key} already in {store.root}: skipped")
-            return stored
+    stored = store.lookup(job.key, job.spec) if store is not None else None
+    if cfg.dry_run:
+        print(f"dry run: {cfg.method.name} on {data.name} ({data.X.shape[0]} x "
+              f"{data.X.shape[1]}, {job.n_clusters} clusters), key {job.key}"
+              + ("; in the store" if stored is not None else ""))
+        return {"key": job.key, "job": job.spec, "dry_run": True}
+    if stored is not None and not cfg.store.overwrite:
+        print(f"result {job.key} already in {store.root}: skipped")
+        return stored
     X = scale_features(np.asarray(data.X, dtype=float), cfg.preprocessing)
-    result = {"key": job.key, "job": job.spec, "config": OmegaConf.to_container(cfg, resolve=True),
+    result = {"schema": SCHEMA_VERSION, "key": job.key, "job": job.spec,
+              "config": OmegaConf.to_container(cfg, resolve=True),
               "dataset": {"name": data.name, "source": data.source, "n_samples": X.shape[0],
                           "n_features": X.shape[1], "n_classes": data.n_classes,
                           "image_shape": data.image_shape},
               "versions": versions()}
     result.update(score(cfg, job, X, data.nuisance))
-    result.update(evaluate(cfg, job, data, X, np.asarray(result["ranking"])))
+    result.update(evaluate(cfg, job, data, X, np.asarray(result["features_best_first"])))
     report(result, job.method)
     write(cfg, result, output_dir, store)
     return result
@@ -205,7 +224,7 @@ def report(result: dict, method: Selector) -> None:
     print(f"dataset {d['name']}: {d['n_samples']} samples x {d['n_features']} features"
           + (f", {d['n_classes']} classes" if d["n_classes"] else ""))
     print(f"method {result['job']['method']}: {result['fit_seconds']:.2f} s")
-    for line in method.describe(result):
+    for line in method.describe(result["details"]):
         print(line)
     print(f"selected features (best first): {result['selected_features']}")
     if result.get("nuisance_given"):
@@ -228,6 +247,33 @@ def report(result: dict, method: Selector) -> None:
               f"recall {r['recall']:.2f}, spurious fraction {r['spurious_fraction']:.2f}")
 
 
+def fail(message: str) -> None:
+    """Print a user error as one line and exit with status 2."""
+    message = " ".join(line.strip() for line in message.splitlines() if line.strip())
+    print(f"causefs: error: {message} (set {DEBUG_ENV_VAR}=1 for the traceback)",
+          file=sys.stderr)
+    sys.exit(2)
+
+
+def hydra_error_message(error: Exception) -> str:
+    """One line of a Hydra error: an unknown key with the closest known ones, or Hydra's
+    own message with its option lists on the line and its search path left out."""
+    cause = error.__cause__
+    if isinstance(cause, (ConfigAttributeError, ConfigKeyError)) and "not in struct" in str(cause):
+        override = re.search(r"use \+(\S+)", str(error))
+        given = override.group(1) if override else cause.full_key
+        known = list(cause.parent_node.keys()) if cause.parent_node is not None else []
+        close = difflib.get_close_matches(str(cause.key), known, n=3)
+        prefix = cause.full_key[: -len(str(cause.key))]
+        hint = f" (did you mean {', '.join(prefix + k for k in close)}?)" if close else ""
+        return (f"{given}: {cause.full_key} is not a key of the configuration{hint}; "
+                f"+{given} would add it")
+    text = str(error).split("Config search path:")[0]
+    text = re.sub(r":\s*\n\t", ": ", text)
+    text = re.sub(r"\n\t", ", ", text)
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
 @hydra.main(version_base="1.3", config_path="pkg://causefs.conf", config_name="config")
 def _main(cfg: DictConfig) -> None:
     try:
@@ -235,16 +281,25 @@ def _main(cfg: DictConfig) -> None:
     except USER_ERRORS as error:
         if os.environ.get(DEBUG_ENV_VAR):
             raise
-        message = " ".join(line.strip() for line in str(error).splitlines())  # one line
-        print(f"causefs: error: {message} (set {DEBUG_ENV_VAR}=1 for the traceback)",
-              file=sys.stderr)
-        sys.exit(2)
+        fail(str(error))
 
 
 def main() -> None:
-    """Console entry point (``causefs``)."""
+    """The ``causefs`` command (after :func:`causefs.app.commands.causefs`)."""
     register_configs()
-    _main()
+    # Hydra prints its own errors (an override it cannot parse or apply) over several
+    # lines and exits 1 unless HYDRA_FULL_ERROR is set; set, they reach the handler below
+    user_choice = os.environ.get("HYDRA_FULL_ERROR")
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    try:
+        _main()
+    except HYDRA_ERRORS as error:
+        if user_choice or os.environ.get(DEBUG_ENV_VAR):
+            raise
+        fail(hydra_error_message(error))
+    finally:
+        if user_choice is None:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
 
 
 if __name__ == "__main__":  # python -m causefs.app.cli

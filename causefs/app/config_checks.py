@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 from ..core.validation import (
     BOOLEAN,
     NONE,
+    InstanceOf,
     Interval,
     InvalidParameterError,
     check_choice,
@@ -84,6 +85,7 @@ def check_config(cfg: DictConfig) -> None:
     _checked(check_value, "n_features_to_select", cfg.n_features_to_select, Interval(int, 1))
     _checked(check_setting, "preprocessing", cfg.preprocessing)
     _checked(check_value, "random_state", cfg.random_state, Interval(int, 0, 2**32 - 1))
+    _checked(check_value, "dry_run", cfg.dry_run, BOOLEAN)
     if not isinstance(cfg.result_file, str) or not cfg.result_file.strip() \
             or cfg.result_file.endswith(("/", "\\")):
         raise ConfigError(f"result_file={cfg.result_file!r}: must be a file name such as "
@@ -106,7 +108,8 @@ def _check_dataset(cfg) -> None:
     if path is None:
         _checked(check_choice, "dataset", name, [*BENCHMARKS, *EMBEDDED, *GENERATORS, "file"])
     label_column = dataset.get("label_column")
-    _checked(check_value, "dataset.label_column", label_column, NONE, Interval(int))
+    _checked(check_value, "dataset.label_column", label_column, NONE, Interval(int),
+             InstanceOf(str, "a header name"))
     _check_nuisance_key(dataset.get("nuisance"), path)
     if label_column is not None and not (path or "").lower().endswith(".csv"):
         raise ConfigError(f"dataset.label_column={label_column}: applies to .csv files only "

@@ -13,13 +13,12 @@ YAML file under ``conf/schedule/`` is its source and its node.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping
 from importlib import resources
 
 from hydra.core.config_store import ConfigStore
 
-from ..core.validation import InvalidParameterError, constructor_options
+from ..core.validation import InvalidParameterError, constructor_defaults
 from ..plugins.registry import get_schedule, parts
 from ..selectors.registry import selectors
 
@@ -47,14 +46,6 @@ def _node(name: str, defaults: Mapping, owner) -> dict:
         except TypeError as exc:
             raise TypeError(f"{owner.__name__}({key}=...): {exc}") from exc
     return node
-
-
-def constructor_defaults(cls, skip=()) -> dict:
-    """Keyword options of ``cls`` with their defaults (options without one are left out,
-    as are ``*args``/``**kwargs`` and the names in ``skip``)."""
-    parameters = inspect.signature(cls).parameters
-    return {name: parameters[name].default for name in constructor_options(cls)
-            if parameters[name].default is not parameters[name].empty and name not in skip}
 
 
 def config_nodes() -> dict:

@@ -12,7 +12,8 @@ PAPER_RHOS = (20, 40, 60, 80, 100)
 
 
 def evaluate_ranking(X, y, ranking, rhos=PAPER_RHOS, *, n_clusters=None, n_runs=50, seed=0,
-                     nmi_average="arithmetic", select_all=False) -> dict:
+                     nmi_average="arithmetic", select_all=False,
+                     progress: str | None = None) -> dict:
     """k-means (k-means++, ``n_runs`` seeds) on the top rho features, for every rho.
 
     Parameters
@@ -27,22 +28,28 @@ def evaluate_ranking(X, y, ranking, rhos=PAPER_RHOS, *, n_clusters=None, n_runs=
         Numbers of features; a rho above d is capped at d.
     select_all : bool
         Evaluate all features once for every rho (the AllFea baseline).
+    progress : str, optional
+        Show a progress bar of the k-means runs with this title (on a terminal only).
 
     Returns
     -------
     dict
         ``{rho: {"acc_mean", "acc_std", "nmi_mean", "nmi_std", "n_runs", "features"}}``.
     """
+    from tqdm.auto import tqdm
+
     X = np.asarray(X, dtype=float)
-    out = {}
-    cache = {}
-    for rho in rhos:
-        k = X.shape[1] if select_all else min(int(rho), X.shape[1])
-        if k not in cache:
-            columns = np.arange(X.shape[1]) if select_all else np.asarray(ranking)[:k]
-            cache[k] = kmeans_scores(X[:, columns], y, n_clusters=n_clusters, n_runs=n_runs,
-                                     seed=seed, nmi_average=nmi_average)
-        out[int(rho)] = {**cache[k], "features": k}
+    sizes = {int(rho): X.shape[1] if select_all else min(int(rho), X.shape[1]) for rho in rhos}
+    out, cache = {}, {}
+    with tqdm(total=n_runs * len(set(sizes.values())), desc=progress, unit="run",
+              leave=False, disable=None if progress else True) as bar:
+        for rho, k in sizes.items():
+            if k not in cache:
+                columns = np.arange(X.shape[1]) if select_all else np.asarray(ranking)[:k]
+                cache[k] = kmeans_scores(X[:, columns], y, n_clusters=n_clusters,
+                                         n_runs=n_runs, seed=seed, nmi_average=nmi_average,
+                                         on_run=bar.update)
+            out[rho] = {**cache[k], "features": k}
     return out
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn.cluster import KMeans
@@ -37,9 +39,10 @@ def nmi(y_true, y_pred, average: str = "arithmetic") -> float:
 
 
 def kmeans_scores(X, y, n_clusters: int | None = None, n_runs: int = 50, seed: int = 0,
-                  nmi_average: str = "arithmetic") -> dict:
+                  nmi_average: str = "arithmetic", on_run: Callable | None = None) -> dict:
     """The paper's protocol: k-means (k-means++ init) ``n_runs`` times with seeds
     ``seed .. seed + n_runs - 1``; mean and std of ACC and NMI (fractions, not %).
+    ``on_run()`` is called after every run (a progress bar's ``update``).
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
@@ -50,6 +53,8 @@ def kmeans_scores(X, y, n_clusters: int | None = None, n_runs: int = 50, seed: i
                         random_state=seed + run).fit_predict(X)
         acc.append(clustering_accuracy(y, labels))
         mi.append(nmi(y, labels, nmi_average))
+        if on_run is not None:
+            on_run()
     return {"acc_mean": float(np.mean(acc)), "acc_std": float(np.std(acc)),
             "nmi_mean": float(np.mean(mi)), "nmi_std": float(np.std(mi)), "n_runs": n_runs}
 

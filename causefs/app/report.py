@@ -4,25 +4,33 @@
     python -m causefs.app.report --store ... --out ...
 
 Writes ``tables.md`` and ``tables.csv`` (ACC and NMI at 20 features: dataset columns,
-method rows, mean +- std over the k-means runs, best in bold; the paper's rows beside
-them; causal-feature recovery on the synthetic benchmark) and ``figures/`` (ACC/NMI
-against the number of selected features per dataset, objective convergence, parameter
-sensitivity, and the selected pixels drawn over sample images).
+method rows, mean +- std over the k-means runs, best in bold; a pair of tables per
+evaluation protocol, the paper's rows beside those of the paper's protocol;
+causal-feature recovery on the synthetic benchmark) and ``figures/`` (ACC/NMI against
+the number of selected features per dataset, objective convergence, parameter
+sensitivity of a ``--tune`` grid, and the selected pixels drawn over sample images).
+
+A row is named by what ran: the method and every option that differs from its
+defaults (``CAUSE-FS (max_iter=3)``); "tuned on labels" only for a grid the report is
+asked to reduce (``--tune alpha,lam,beta``); rows of two code versions or seeds that
+would share a name are told apart by what differs (``[code.source_sha256=...]``).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import math
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
+from ..core.extras import MissingDependencyError, require
 from ..core.validation import InvalidParameterError
 from ..selectors import get_selector
-from .store import ResultStore, StoreError
+from .store import ResultStore, StoreError, canonical
 
 #: the paper's Tables (ACC and NMI, %, 20 features): method -> dataset -> (mean, std)
 PAPER_ACC = {
@@ -52,16 +60,8 @@ PAPER_NMI = {
 DATASET_ORDER = ["jaffe", "umist", "coil20", "usps", "digits", "synthetic"]
 
 
-def row_label(result: dict) -> str:
-    """The method's label (:meth:`Selector.label`), marked "(grid)" when its options are
-    not the defaults; a method no installed plugin provides keeps its name."""
-    job = result["job"]
-    try:
-        cls = get_selector(job["method"])
-    except InvalidParameterError:
-        return job["method"]
-    params = job.get("params", {})
-    return cls.label(params) + ("" if cls.is_default(params) else " (grid)")
+#: the protocol of the paper's tables: k-means runs and the scaling of the data
+PAPER_PROTOCOL = {"n_runs": 50, "preprocessing": "minmax"}
 
 
 def dataset_of(result: dict) -> str:
@@ -76,23 +76,114 @@ def metric(result: dict, rho: int, name: str):
     return 100 * row[f"{name}_mean"], 100 * row[f"{name}_std"]
 
 
-def collect(results: list, rho: int = 20) -> dict:
-    """label -> dataset -> result; grid rows reduced to the label-tuned best (ACC at rho)."""
-    rows: dict = defaultdict(dict)
-    grid: dict = defaultdict(list)
+def _text(value) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, str) and len(value) > 16:  # a hash
+        return value[:12]
+    return str(value)
+
+
+def _options_text(options: dict) -> str:
+    return (" (" + ", ".join(f"{k}={_text(v)}" for k, v in sorted(options.items())) + ")"
+            if options else "")
+
+
+def row_label(result: dict, tune=()) -> str:
+    """What ran: the method's label (:meth:`Selector.label`) and every option that
+    differs from its defaults (:meth:`Selector.changed_options`), but those in ``tune``
+    (``CAUSE-FS (max_iter=3)``); a method no installed plugin provides keeps its name
+    and all its options."""
+    job = result["job"]
+    params = job.get("params", {})
+    try:
+        cls = get_selector(job["method"])
+    except InvalidParameterError:
+        return job["method"] + _options_text({k: v for k, v in params.items()
+                                              if k not in tune})
+    changed = {k: v for k, v in cls.changed_options(params).items() if k not in tune}
+    return cls.label(params) + _options_text(changed)
+
+
+def protocol_of(result: dict) -> tuple:
+    """The evaluation protocol of a result: k-means runs, their first seed, the NMI
+    normalization and the scaling of the data. Rows of different protocols are never
+    put in one table."""
+    job = result["job"]
+    evaluation = job.get("evaluation") or {}
+    return (("n_runs", evaluation.get("n_runs")), ("seed", evaluation.get("seed")),
+            ("nmi_average", evaluation.get("nmi_average")),
+            ("preprocessing", job.get("preprocessing")))
+
+
+def protocol_text(protocol: tuple) -> str:
+    p = dict(protocol)
+    return (f"k-means x {p['n_runs']} runs (seeds from {p['seed']}), NMI "
+            f"{p['nmi_average']}, {p['preprocessing']} scaling")
+
+
+def is_paper_protocol(protocol: tuple) -> bool:
+    p = dict(protocol)
+    return all(p.get(k) == v for k, v in PAPER_PROTOCOL.items())
+
+
+def _flat(value, prefix="") -> dict:
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            out.update(_flat(item, f"{prefix}{key}."))
+        return out
+    return {prefix[:-1]: canonical(value)}
+
+
+def _job_without(result: dict, tune) -> dict:
+    job = dict(result["job"])
+    job["params"] = {k: v for k, v in job.get("params", {}).items() if k not in tune}
+    return job
+
+
+def _distinguish(jobs: dict) -> dict:
+    """``{identity: suffix}``: the fields in which jobs of one row name differ (a store
+    holding results of two code versions, two seeds, ...), so no row hides another."""
+    if len(jobs) < 2:
+        return dict.fromkeys(jobs, "")
+    flat = {identity: _flat(job) for identity, job in jobs.items()}
+    keys = sorted({k for f in flat.values() for k in f})
+    differing = [k for k in keys if len({f.get(k) for f in flat.values()}) > 1]
+    return {identity: " [" + ", ".join(f"{k}={_text(json.loads(f[k])) if k in f else '-'}"
+                                       for k in differing) + "]"
+            for identity, f in flat.items()}
+
+
+def collect(results: list, rho: int = 20, tune=()) -> dict:
+    """``{protocol: {label: {dataset: result}}}`` of the results with metrics at ``rho``.
+
+    Every result is its own row, named by what ran (:func:`row_label`), except that
+    results differing only in the options named in ``tune`` are one row, the best ACC at
+    ``rho`` among them, labelled "tuned on labels" (the paper's practice: the labels
+    choose the setting). Rows whose name would clash are told apart by the job fields
+    they differ in.
+    """
+    groups: dict = defaultdict(dict)
     for r in results:
-        if dataset_of(r) == "synthetic":
-            continue  # one result per seed: reported by synthetic_table instead
-        label = row_label(r)
-        if label.endswith("(grid)"):
-            grid[(label, dataset_of(r))].append(r)
-        elif metric(r, rho, "acc") is not None:
-            rows[label][dataset_of(r)] = r
-    for (label, dataset), candidates in grid.items():
-        scored = [c for c in candidates if metric(c, rho, "acc") is not None]
-        if scored:
-            best = max(scored, key=lambda c: metric(c, rho, "acc")[0])
-            rows[label.replace("(grid)", "(tuned on labels)")][dataset] = best
+        if dataset_of(r) == "synthetic" or metric(r, rho, "acc") is None:
+            continue  # synthetic: one result per seed, reported by synthetic_table
+        job = _job_without(r, tune)
+        key = (protocol_of(r), row_label(r, tune), dataset_of(r))
+        groups[key].setdefault(canonical(job), (job, []))[1].append(r)
+    rows: dict = defaultdict(lambda: defaultdict(dict))
+    for (protocol, label, dataset), by_job in groups.items():
+        suffix = _distinguish({identity: job for identity, (job, _) in by_job.items()})
+        for identity, (_, members) in by_job.items():
+            best = max(members, key=lambda c: metric(c, rho, "acc")[0])
+            if len(members) > 1:
+                swept = sorted({k for m in members for k in tune
+                                if k in m["job"].get("params", {})})
+                name = (f"{label} (tuned on labels over {', '.join(swept)}: best of "
+                        f"{len(members)})")
+            else:
+                name = row_label(best)
+            rows[protocol][name + suffix[identity]][dataset] = best
     return rows
 
 
@@ -124,24 +215,44 @@ def markdown_table(rows: dict, name: str, rho: int, paper: dict | None = None,
 
 
 def write_csv(path: Path, results: list) -> None:
+    """Every result at every rho: what ran, its protocol, ACC and NMI, and its key."""
     with open(path, "w", newline="") as handle:
         out = csv.writer(handle)
         out.writerow(["method", "dataset", "rho", "acc_mean", "acc_std", "nmi_mean", "nmi_std",
-                      "fit_seconds", "key"])
+                      "n_runs", "nmi_average", "preprocessing", "fit_seconds", "code", "key"])
         for r in results:
+            protocol = dict(protocol_of(r))
+            code = (r["job"].get("code") or {}).get("source_sha256", "")[:12]
             for rho, m in ((r.get("metrics") or {}).get("selected") or {}).items():
                 out.writerow([row_label(r), dataset_of(r), rho, m["acc_mean"], m["acc_std"],
-                              m["nmi_mean"], m["nmi_std"], r.get("fit_seconds"), r["key"]])
+                              m["nmi_mean"], m["nmi_std"], protocol["n_runs"],
+                              protocol["nmi_average"], protocol["preprocessing"],
+                              r.get("fit_seconds"), code, r["key"]])
+
+
+def _without_seed(result: dict) -> dict:
+    job = dict(result["job"])
+    job["dataset"] = {k: v for k, v in job["dataset"].items() if k not in ("seed", "sha256")}
+    return job
 
 
 def synthetic_table(results: list) -> str:
-    per: dict = defaultdict(lambda: defaultdict(list))
+    """Causal-feature recovery on the synthetic benchmark, a row per method setting
+    (:func:`row_label`), the mean over the generator's seeds."""
+    groups: dict = defaultdict(dict)
     for r in results:
         if (dataset_of(r) != "synthetic" or not r.get("causal_recovery")
-                or _keeps_all(r)):  # its "ranking" is column order
+                or _keeps_all(r)):  # its feature order is column order
             continue
-        for rho, row in r["causal_recovery"].items():
-            per[row_label(r)][int(rho)].append(row)
+        job = _without_seed(r)
+        groups[row_label(r)].setdefault(canonical(job), (job, []))[1].append(r)
+    per: dict = defaultdict(lambda: defaultdict(list))
+    for label, by_job in groups.items():
+        suffix = _distinguish({identity: job for identity, (job, _) in by_job.items()})
+        for identity, (_, members) in by_job.items():
+            for r in members:
+                for rho, row in r["causal_recovery"].items():
+                    per[label + suffix[identity]][int(rho)].append(row)
     if not per:
         return ""
     rhos = sorted({rho for rows in per.values() for rho in rows})
@@ -159,19 +270,21 @@ def synthetic_table(results: list) -> str:
     return "\n".join(lines)
 
 
-def figures(results: list, rows: dict, out: Path, data_home=None,
-            main: str = "CAUSE-FS") -> list:
-    """Draw every figure the results support; returns the files written. ``main`` is the
-    label of the method whose convergence, sensitivity and pixels are drawn."""
-    import matplotlib
-
+def figures(results: list, rows: dict, out: Path, data_home=None, main: str = "CAUSE-FS",
+            tune=()) -> list:
+    """Draw every figure the results support; returns the files written. ``rows`` are
+    one protocol's (:func:`collect`); ``main`` is the label of the method whose
+    convergence, sensitivity (over the ``tune`` options) and pixels are drawn."""
+    matplotlib = require("matplotlib", "cli",
+                         "the figures of causefs-report (--no-figures does without)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     out.mkdir(parents=True, exist_ok=True)
     written = _curve_figures(rows, out, plt)
     written += _convergence_figure(results, out, plt, main)
-    written += _sensitivity_figures(results, out, plt, main)
+    if tune:
+        written += _sensitivity_figures(results, out, plt, main, tune)
     written += _pixel_figures(rows, out, plt, data_home, main)
     return written
 
@@ -211,13 +324,14 @@ def _curve_figures(rows: dict, out: Path, plt) -> list:
 
 def _convergence_figure(results: list, out: Path, plt, main: str) -> list:
     """The objective by iteration of the default ``main`` runs, one curve per benchmark."""
-    curves = [r for r in results if r.get("objective_history") and row_label(r) == main
+    curves = [r for r in results if (r.get("details") or {}).get("objective_history")
+              and row_label(r) == main
               and dataset_of(r) != "synthetic"]  # one curve per benchmark, not per seed
     if not curves:
         return []
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for r in curves:
-        history = np.asarray(r["objective_history"][1:])
+        history = np.asarray(r["details"]["objective_history"][1:])
         ax.plot(np.arange(1, history.size + 1), history / history[0], label=dataset_of(r))
     ax.set_xlabel("iteration")
     ax.set_ylabel("objective / objective after iteration 1")
@@ -225,13 +339,15 @@ def _convergence_figure(results: list, out: Path, plt, main: str) -> list:
     return _save(fig, out / "convergence.png", plt)
 
 
-def _sensitivity_figures(results: list, out: Path, plt, main: str) -> list:
-    """ACC and NMI of the ``main`` grid along each swept option, the others at the best."""
+def _sensitivity_figures(results: list, out: Path, plt, main: str, tune) -> list:
+    """ACC and NMI of the ``main`` grid over the ``tune`` options along each swept
+    option, the others at the best."""
     written = []
-    grid = [r for r in results if row_label(r) == f"{main} (grid)" and metric(r, 20, "acc")]
+    grid = [r for r in results if row_label(r, tune) == main and metric(r, 20, "acc")]
     for dataset in _ordered({dataset_of(r) for r in grid}):
         runs = [r for r in grid if dataset_of(r) == dataset]
-        swept = [k for k, v in runs[0]["job"]["params"].items() if isinstance(v, float)
+        swept = [k for k in tune if all(isinstance(r["job"]["params"].get(k), float)
+                                        for r in runs)
                  and len({r["job"]["params"][k] for r in runs}) > 1]
         if not swept:
             continue
@@ -278,7 +394,7 @@ def _pixel_figures(rows, out, plt, data_home, main: str) -> list:
         fig, axes = plt.subplots(len(compare), samples.size, figsize=(2 * samples.size, 2.1 * len(compare)),
                                  squeeze=False)
         for row, (label, result) in enumerate(compare):
-            top = np.asarray(result["ranking"][:20])
+            top = np.asarray(result["features_best_first"][:20])
             for col, i in enumerate(samples):
                 ax = axes[row][col]
                 # image datasets store pixels column-major (MATLAB order)
@@ -294,7 +410,8 @@ def _pixel_figures(rows, out, plt, data_home, main: str) -> list:
 
 
 def _keeps_all(result: dict) -> bool:
-    """A result of a method that keeps every feature (its ranking is column order)."""
+    """A result of a method that keeps every feature (its feature order is column
+    order)."""
     try:
         return get_selector(result["job"]["method"]).select_all
     except InvalidParameterError:
@@ -302,15 +419,20 @@ def _keeps_all(result: dict) -> bool:
 
 
 def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool = True,
-           main: str = "CAUSE-FS") -> str:
+           main: str = "CAUSE-FS", tune=()) -> str:
     """Write tables (Markdown, CSV) and figures; returns the Markdown.
+
+    A pair of ACC and NMI tables per evaluation protocol (:func:`protocol_of`), the
+    paper's rows beside the tables of the paper's protocol only; rows named by what ran
+    (:func:`row_label`); results that differ only in the ``tune`` options reduced to
+    the best by ACC at ``rho``, labelled "tuned on labels" (:func:`collect`).
 
     Raises
     ------
     StoreError
         ``store_dir`` is not a directory, holds no valid entry (invalid entries are
-        skipped with a :class:`~causefs.app.store.StoreWarning` naming the file), or no entry
-        with metrics at ``rho``.
+        skipped with a :class:`~causefs.app.store.StoreWarning` naming the file), no entry
+        with metrics at ``rho``, or an option in ``tune`` that no entry has.
     """
     store = ResultStore(store_dir)
     if not store.root.is_dir():
@@ -318,18 +440,27 @@ def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool
     results = list(store)
     if not results:
         raise StoreError(f"no valid results in {store.root}: nothing to report")
-    rows = collect(results, rho)
-    if not rows and not any(dataset_of(r) == "synthetic" for r in results):
+    options = {k for r in results for k in r["job"].get("params", {})}
+    unknown = [k for k in tune if k not in options]
+    if unknown:  # a misspelt option would leave the grid unreduced, its rows mislabelled
+        raise StoreError(f"tune={','.join(unknown)}: no result in {store.root} has such an "
+                         f"option (stored: {', '.join(sorted(options)) or 'none'})")
+    tables = collect(results, rho, tune)
+    if not tables and not any(dataset_of(r) == "synthetic" for r in results):
         stored = sorted({int(k) for r in results
                          for k in ((r.get("metrics") or {}).get("selected") or {})})
         raise StoreError(f"no result in {store.root} has metrics at rho={rho} (stored: "
                          f"{', '.join(map(str, stored)) or 'none'}): use --rho")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    parts = [f"## ACC (%) at {rho} features\n",
-             markdown_table(rows, "acc", rho, PAPER_ACC, main),
-             f"\n## NMI (%) at {rho} features\n",
-             markdown_table(rows, "nmi", rho, PAPER_NMI, main)]
+    protocols = sorted(tables, key=lambda p: (not is_paper_protocol(p), str(p)))
+    parts = []
+    for protocol in protocols:
+        rows, paper = tables[protocol], is_paper_protocol(protocol)
+        parts += [f"## ACC (%) at {rho} features; {protocol_text(protocol)}\n",
+                  markdown_table(rows, "acc", rho, PAPER_ACC if paper else None, main),
+                  f"\n## NMI (%) at {rho} features; {protocol_text(protocol)}\n",
+                  markdown_table(rows, "nmi", rho, PAPER_NMI if paper else None, main), ""]
     synthetic = synthetic_table(results)
     if synthetic:
         parts += ["\n## Causal features recovered (synthetic benchmark, mean over seeds)\n",
@@ -338,7 +469,8 @@ def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool
     (out / "tables.md").write_text(text)
     write_csv(out / "tables.csv", results)
     if with_figures and results:
-        figures(results, rows, out / "figures", data_home, main)
+        rows = tables[protocols[0]] if protocols else {}
+        figures(results, rows, out / "figures", data_home, main, tune)
     return text
 
 
@@ -352,11 +484,16 @@ def main(argv=None):
     parser.add_argument("--main", default="CAUSE-FS",
                         help="label of the method drawn in the convergence, sensitivity "
                              "and pixel figures (default CAUSE-FS)")
+    parser.add_argument("--tune", default="", metavar="OPTION,...",
+                        help="options a grid was swept over (alpha,lam,beta): results "
+                             "differing only in them become one row, the best by ACC, "
+                             "labelled 'tuned on labels'")
     args = parser.parse_args(argv)
+    tune = tuple(name for name in args.tune.split(",") if name)
     try:
         text = report(args.store, args.out, args.rho, args.data_dir, not args.no_figures,
-                      args.main)
-    except OSError as error:  # StoreError, or an --out that cannot be written
+                      args.main, tune)
+    except (OSError, MissingDependencyError) as error:  # StoreError, an unwritable --out
         parser.exit(1, f"{parser.prog}: error: {error}\n")
     print(text)
 

@@ -1,11 +1,12 @@
 """A results store for sweeps: one self-describing JSON file per job, written atomically.
 
 A job's key is a hash of everything that determines its result (the data's content,
-the code's version, the method and its parameters, the seeds, the evaluation settings);
-the caller builds that specification (:func:`causefs.app.cli.plan`). An entry holds its
-key, :data:`SCHEMA_VERSION` and the specification it answers, and is checked against
-them on every read: an entry that is not valid JSON, lacks a field, or answers another
-job is never trusted. :meth:`ResultStore.lookup` warns (:class:`StoreWarning`, naming the
+the code's identity: its version, a hash of its source and the installed plugins
+(:mod:`causefs.app.provenance`), the method and its parameters, the seeds, the
+evaluation settings); the caller builds that specification (:func:`causefs.app.cli.plan`).
+An entry holds its key, :data:`SCHEMA_VERSION` and the specification it answers, and is
+checked against them on every read: an entry that is not valid JSON, lacks a field, or
+answers another job is never trusted. :meth:`ResultStore.lookup` warns (:class:`StoreWarning`, naming the
 file), moves it into ``invalid/`` and reports a miss, so the job is computed again.
 
 A job writes ``<key>.json`` through a temporary file and an atomic rename, so a killed
@@ -29,11 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-#: version of the entry layout; an entry of another version is recomputed
-SCHEMA_VERSION = 2
+#: version of the entry layout (``result.json``'s, docs/results.rst); an entry of another
+#: version is recomputed
+SCHEMA_VERSION = 3
 
 #: fields every entry has (besides its key, schema and job)
-REQUIRED_FIELDS = ("scores", "ranking", "selected_features", "metrics")
+REQUIRED_FIELDS = ("scores", "features_best_first", "selected_features", "metrics")
 
 #: a temporary file this old (seconds) belongs to a killed write: removed on open
 STALE_TEMP_SECONDS = 600

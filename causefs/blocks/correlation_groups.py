@@ -28,6 +28,7 @@ class CorrelationGroupsBlock(Block):
     """
 
     name = "correlation_groups"
+    accepts_sparse = True
     kind = "init"
     reads = ("X",)
     writes = ("groups", "nu")

@@ -48,6 +48,7 @@ class EmbeddingBlock(Block):
     """
 
     name = "embedding"
+    accepts_sparse = True
     kind = "descent"
     reads = ("X", "mu", "W", "F", "G")
     writes = ("F",)

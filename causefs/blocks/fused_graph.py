@@ -24,6 +24,7 @@ class FusedGraphBlock(Block):
     """
 
     name = "fused_graph"
+    accepts_sparse = True
     kind = "descent"
     reads = ("F",)
     optional_reads = ("S", "nu", "G", "xi")

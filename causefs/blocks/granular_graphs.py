@@ -73,6 +73,7 @@ class GranularGraphsBlock(Block):
     """
 
     name = "granular_graphs"
+    accepts_sparse = True
     kind = "descent"
     reads = ("X", "mu", "W", "groups", "nu", "G")
     optional_reads = ("S", "gamma")

@@ -46,6 +46,7 @@ class GranularityBlock(Block):
     """
 
     name = "granularity"
+    accepts_sparse = True
     kind = "structural"
     reads = ("X", "W", "mu", "G")
     writes = ("groups", "nu", "S", "gamma")

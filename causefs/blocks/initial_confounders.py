@@ -21,6 +21,7 @@ class InitialConfoundersBlock(Block):
     """
 
     name = "initial_confounders"
+    accepts_sparse = True
     kind = "init"
     reads = ("X",)
     optional_reads = ("W",)

@@ -8,6 +8,7 @@ from ..core.parts import Cost
 from ..core.state import State
 from ..model.settings import DEFAULTS, check_setting
 from ..numerics.adaptive_graphs import adaptive_graph
+from ..numerics.sparse import dense
 from ..numerics.threads import parallel_map
 from .base import Block
 from .graph_cost import graph_cost
@@ -28,6 +29,7 @@ class InitialGranularGraphsBlock(Block):
     """
 
     name = "initial_granular_graphs"
+    accepts_sparse = True
     kind = "init"
     reads = ("X", "groups")
     optional_reads = ("G",)
@@ -44,7 +46,7 @@ class InitialGranularGraphsBlock(Block):
         p = state.problem
 
         def build(m):
-            return adaptive_graph(state.X[:, np.flatnonzero(state.groups == m)],
+            return adaptive_graph(dense(state.X[:, np.flatnonzero(state.groups == m)]),
                                   p.n_neighbors, algorithm=self.neighbor_algorithm,
                                   warm=[state.G])
 
@@ -62,6 +64,7 @@ class InitialFusedGraphBlock(Block):
     """
 
     name = "initial_fused_graph"
+    accepts_sparse = True
     kind = "init"
     reads = ("X",)
     writes = ("G", "xi")
@@ -75,5 +78,5 @@ class InitialFusedGraphBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        G, xi = adaptive_graph(state.X, p.n_neighbors, algorithm=self.neighbor_algorithm)
+        G, xi = adaptive_graph(dense(state.X), p.n_neighbors, algorithm=self.neighbor_algorithm)
         return state.replace(G=G, xi=xi)

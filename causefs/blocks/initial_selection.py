@@ -30,6 +30,7 @@ class InitialSelectionBlock(Block):
     """
 
     name = "initial_selection"
+    accepts_sparse = True
     kind = "init"
     reads = ("X", "mu", "F")
     optional_reads = ("S", "groups")

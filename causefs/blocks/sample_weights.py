@@ -85,6 +85,7 @@ class SampleWeightsBlock(Block):
     """
 
     name = "sample_weights"
+    accepts_sparse = True
     kind = "descent"
     reads = ("X", "W", "F", "mu", "K")
     optional_reads = ("S", "groups")

@@ -11,6 +11,7 @@ from ..core.parts import Cost
 from ..core.state import State
 from ..core.validation import check_choice
 from ..numerics.laplacian import laplacian_matmul, laplacian_matrix
+from ..numerics.sparse import dense, scale_rows
 from ..numerics.threads import threads_for
 from .base import Block
 
@@ -27,7 +28,7 @@ def selection_system(state: State, D: np.ndarray):
     ``B = alpha X~' F`` (d, h). The granular part is block diagonal (groups are disjoint).
     """
     p = state.problem
-    Xt = state.mu[:, None] * state.X
+    Xt = dense(scale_rows(state.mu, state.X))  # the primal form is for small d: dense
     n, d = Xt.shape
     with threads_for(n * d * d):
         A = p.alpha * (Xt.T @ Xt)
@@ -80,7 +81,7 @@ def _dual(state: State, D: np.ndarray) -> np.ndarray:
     """
     p = state.problem
     n, d = p.X.shape
-    Xt = state.mu[:, None] * state.X
+    Xt = scale_rows(state.mu, state.X)  # sparse data stay sparse: only products with X~
     inverse_diagonal = 1.0 / (p.lam * D)
     B = p.alpha * (Xt.T @ state.F)
     groups = [np.arange(d)] if not state.n_granularities else [
@@ -90,7 +91,7 @@ def _dual(state: State, D: np.ndarray) -> np.ndarray:
     CinvXt = np.empty((d, n))  # C^-1 X~'
     for cols, S in zip(groups, graphs):
         Xm = Xt[:, cols]
-        scaled = inverse_diagonal[cols, None] * Xm.T  # Lm^-1 X~_m'  (d_m, n)
+        scaled = inverse_diagonal[cols, None] * dense(Xm).T  # Lm^-1 X~_m'  (d_m, n)
         block = np.hstack([inverse_diagonal[cols, None] * B[cols], scaled])
         if S is not None:
             L = laplacian_matrix(S)
@@ -169,6 +170,7 @@ class SelectionMatrixBlock(Block):
     """
 
     name = "selection_matrix"
+    accepts_sparse = True
     kind = "descent"
     reads = ("X", "mu", "F", "W")
     optional_reads = ("S", "groups")

@@ -109,6 +109,7 @@ class SpectralEmbeddingBlock(Block):
     """
 
     name = "spectral_embedding"
+    accepts_sparse = True
     kind = "init"
     reads = ("G",)
     writes = ("F",)

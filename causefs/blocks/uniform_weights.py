@@ -12,6 +12,7 @@ class UniformWeightsBlock(Block):
     """``mu_i = sum(mu) / n`` (1/n for ``simplex``, 1 for ``mean_one``)."""
 
     name = "uniform_weights"
+    accepts_sparse = True
     kind = "init"
     reads = ("X",)
     writes = ("mu",)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import ClassVar
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,16 @@ class Cost:
 
 
 class Part:
-    """Base of the parts: shown by its options, costing nothing unless it says so."""
+    """Base of the parts: shown by its options, costing nothing unless it says so.
+
+    Attributes
+    ----------
+    accepts_sparse : bool
+        Whether the part works on data ``X`` held as ``scipy.sparse``; a fit keeps sparse
+        data sparse only when every part that sees X says so (others get it dense).
+    """
+
+    accepts_sparse: ClassVar[bool] = False
 
     def options(self) -> dict:
         """The constructor keywords and their current values."""

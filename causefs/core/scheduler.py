@@ -23,7 +23,7 @@ from .validation import check_choice
 
 logger = logging.getLogger("causefs")
 
-#: seconds between two progress messages at INFO
+#: seconds between two progress messages
 LOG_INTERVAL = 5.0
 
 
@@ -139,10 +139,10 @@ class _Run:
         return value
 
 
-def _log_progress(n_iter, max_iter, current, elapsed, loop_seconds, converged):
+def _log_progress(level, n_iter, max_iter, current, elapsed, loop_seconds, converged):
     left = 0.0 if converged else loop_seconds / n_iter * (max_iter - n_iter)
-    logger.info("iteration %d/%d: J = %.8g, %.1f s elapsed, at most %.0f s left",
-                n_iter, max_iter, current, elapsed, left)
+    logger.log(level, "iteration %d/%d: J = %.8g, %.1f s elapsed, at most %.0f s left",
+               n_iter, max_iter, current, elapsed, left)
 
 
 class _Loop:
@@ -155,8 +155,10 @@ class _Loop:
     None), the first rule met stops the loop.
     """
 
-    def __init__(self, loop: Sequence, rules: Sequence, structure_iter: int | None):
+    def __init__(self, loop: Sequence, rules: Sequence, structure_iter: int | None,
+                 log_level: int = logging.DEBUG):
         self.loop, self.rules, self.structure_iter = list(loop), list(rules), structure_iter
+        self.log_level = log_level
         self.descent = [block for block in self.loop if block.kind != "structural"]
         self.frozen_at = None if len(self.descent) < len(self.loop) else 0
 
@@ -171,8 +173,8 @@ class _Loop:
                 return met[0] if met else None
             if met or n_iter >= self.structure_iter:
                 self.frozen_at = n_iter
-                logger.info("structure frozen after iteration %d (%s)", n_iter,
-                            met[0] if met else f"structure_iter={self.structure_iter}")
+                logger.log(self.log_level, "structure frozen after iteration %d (%s)",
+                           n_iter, met[0] if met else f"structure_iter={self.structure_iter}")
                 for rule in self.rules:
                     rule.reset()
             return None
@@ -183,7 +185,7 @@ def run_schedule(state: State, init: Sequence, loop: Sequence, *, objective: Obj
                  max_iter: int = 30, tol: float = 1e-5, stopping: Sequence = (),
                  structure_iter: int | None = None, callback: Callable | None = None,
                  trace: bool = False, check: str = "cheap",
-                 rtol: float = 1e-9) -> FitResult:
+                 rtol: float = 1e-9, log_level: int = logging.DEBUG) -> FitResult:
     """Run the init blocks once, then the loop until a stopping rule is met or
     ``max_iter`` iterations.
 
@@ -197,7 +199,8 @@ def run_schedule(state: State, init: Sequence, loop: Sequence, *, objective: Obj
     ``trace`` the objective is evaluated after every block (for per-block descent
     checks and plots); without, once per iteration, which is all convergence needs (an
     evaluation costs as much as a cheap block: the balance term is a product with its
-    Hessian). Progress goes to the ``causefs`` logger at INFO, at most every
+    Hessian). Progress goes to the ``causefs`` logger at ``log_level`` (DEBUG: silent
+    unless asked for; the estimator logs at INFO with ``verbose=True``), at most every
     :data:`LOG_INTERVAL` seconds: iteration, objective, elapsed and estimated time left.
 
     Parameters
@@ -221,12 +224,13 @@ def run_schedule(state: State, init: Sequence, loop: Sequence, *, objective: Obj
     check_choice("check", check, CHECKS)
     run = _Run(state, objective, trace=trace, check=check, rtol=rtol, callback=callback)
     validate_blocks(init, loop, tuple(run.needs), state.available())
-    plan = _Loop(loop, [ObjectiveChange(tol), *stopping], structure_iter)
+    plan = _Loop(loop, [ObjectiveChange(tol), *stopping], structure_iter, log_level)
     start = time.perf_counter()
     record = run.phase(init, 0)
     history = [record["objective"] if record else objective(run.state, run.cache).total]
     loop_start = last_log = time.perf_counter()
-    logger.info("initialization done in %.1f s, J = %.8g", loop_start - start, history[-1])
+    logger.log(log_level, "initialization done in %.1f s, J = %.8g", loop_start - start,
+               history[-1])
     reason, n_iter = None, 0
     for n_iter in range(1, max_iter + 1):
         history.append(run.phase(plan.blocks(), n_iter)["objective"])
@@ -234,8 +238,8 @@ def run_schedule(state: State, init: Sequence, loop: Sequence, *, objective: Obj
         now = time.perf_counter()
         if now - last_log >= LOG_INTERVAL or reason or n_iter == max_iter:
             last_log = now
-            _log_progress(n_iter, max_iter, history[-1], now - start, now - loop_start,
-                          bool(reason))
+            _log_progress(log_level, n_iter, max_iter, history[-1], now - start,
+                          now - loop_start, bool(reason))
         if reason:
             break
     frozen = plan.frozen_at if plan.frozen_at and plan.frozen_at < n_iter else None

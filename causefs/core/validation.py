@@ -185,6 +185,14 @@ def constructor_options(cls) -> list[str]:
             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 
+def constructor_defaults(cls, skip=()) -> dict:
+    """Keyword options of ``cls`` with their defaults (options without one are left out,
+    as are ``*args``/``**kwargs`` and the names in ``skip``)."""
+    parameters = inspect.signature(cls).parameters
+    return {name: parameters[name].default for name in constructor_options(cls)
+            if parameters[name].default is not parameters[name].empty and name not in skip}
+
+
 def check_options(key: str, factory, options: Mapping, name: str | None = None) -> None:
     """Every option is a keyword of ``factory`` (a class or a function), or an
     InvalidParameterError ``key.option: unknown option; the options of 'name' are ...``."""

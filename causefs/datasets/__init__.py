@@ -1,4 +1,5 @@
-"""Datasets: the paper's benchmarks by name, any file, scikit-learn's digits, generators.
+"""Datasets: the paper's benchmarks by name (:func:`fetch` downloads them), any file,
+scikit-learn's digits, generators.
 
 :func:`load_dataset` loads any of them by name; :data:`GENERATORS` is the one table of
 the datasets a function makes (their keyword arguments are the dataset's options on the
@@ -11,15 +12,17 @@ import inspect
 
 import numpy as np
 
-from .base import CausalDataset, Dataset, DatasetError
+from .base import CausalDataset, Dataset, DatasetError, DatasetWarning
 from .benchmarks import (
     BENCHMARKS,
     ENV_VAR,
     Benchmark,
+    Source,
     data_home,
+    default_data_home,
     load_benchmark,
-    sha256,
 )
+from .fetch import fetch
 from .files import load_file
 from .shifted import (
     ShiftedDataset,
@@ -41,11 +44,12 @@ RANDOM_NUISANCE = "random"
 #: datasets that ship with the installed packages (no data directory needed)
 EMBEDDED = ("digits",)
 
-__all__ = ["BENCHMARKS", "Benchmark", "CausalDataset", "Dataset", "DatasetError", "EMBEDDED",
-           "ENV_VAR", "GENERATORS", "ShiftedDataset", "biased_groups", "data_home",
-           "load_benchmark", "load_dataset", "load_digits", "load_file", "make_causal",
-           "make_digits_border", "make_injected_shift", "make_shifted_clusters",
-           "RANDOM_NUISANCE", "sha256"]
+__all__ = ["BENCHMARKS", "Benchmark", "CausalDataset", "Dataset", "DatasetError",
+           "DatasetWarning", "EMBEDDED", "ENV_VAR", "GENERATORS", "RANDOM_NUISANCE",
+           "ShiftedDataset", "Source", "biased_groups", "data_home", "default_data_home",
+           "fetch", "load_benchmark", "load_dataset", "load_digits", "load_file",
+           "make_causal", "make_digits_border", "make_injected_shift",
+           "make_shifted_clusters"]
 
 
 def load_digits() -> Dataset:
@@ -58,7 +62,8 @@ def load_digits() -> Dataset:
 
 
 def load_dataset(name: str, path: str | None = None, data_home_path=None,
-                 label_column: int | None = None, nuisance=None, **options) -> Dataset:
+                 label_column: int | str | None = None, nuisance=None,
+                 **options) -> Dataset:
     """Load by name (``digits``, a generator of :data:`GENERATORS` with its ``options``,
     or a benchmark of :data:`BENCHMARKS`) or from ``path`` (any supported file).
 

@@ -12,6 +12,10 @@ class DatasetError(ValueError):
     """A dataset that cannot be found or does not match what it should contain."""
 
 
+class DatasetWarning(UserWarning):
+    """A dataset that loads, but perhaps not as meant (a label column read as a feature)."""
+
+
 @dataclass
 class Dataset:
     """Data ``X`` (n_samples, n_features), labels ``y`` (or None) and where they came from.

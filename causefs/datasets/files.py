@@ -5,15 +5,21 @@ from __future__ import annotations
 import csv
 import numbers
 import os
+import warnings
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from .base import Dataset, DatasetError
+from ..core.extras import require
+from .base import Dataset, DatasetError, DatasetWarning
 
 _FEATURE_KEYS = ("X", "fea", "data", "features")
 _LABEL_KEYS = ("y", "gnd", "Y", "labels", "label", "target")
+#: CSV header names that mark the label column (compared in lower case)
+LABEL_NAMES = ("y", "label", "labels", "target", "class", "gnd")
+#: a last CSV column with at most this many distinct integers draws a warning
+SMALL_INTEGER_LEVELS = 100
 
 
 _NOT_FINITE = "missing and infinite values are not supported: drop or impute them first"
@@ -59,6 +65,17 @@ def _check_values(X, y, source, key) -> None:
         raise DatasetError(f"{source}: the label of sample {row + 1} is {y[row]}")
 
 
+def _check_classes(y, source) -> None:
+    """Numeric labels are whole numbers: a measurement taken for the labels (a wrong
+    label column) would otherwise reach the clustering metrics, whose error names
+    neither the file nor the column."""
+    if y is not None and y.dtype.kind == "f" and not np.array_equal(y, np.round(y)):
+        row = int(np.flatnonzero(y != np.round(y))[0])
+        raise DatasetError(f"{source}: the label of sample {row + 1} is {y[row]}, not a "
+                           "class: labels are whole numbers (is the label column the "
+                           "right one?)")
+
+
 def _orient(X, y, source):
     """MATLAB files often store X as (d, n): transpose when the labels say so."""
     if y is not None and X.shape[0] != y.shape[0] and X.shape[1] == y.shape[0]:
@@ -88,12 +105,22 @@ def _load_npz(path: Path) -> dict:
         raise DatasetError(f"{path} is truncated or corrupt: {error}") from None
 
 
+#: where an HDF5 file's signature may start: MATLAB v7.3 files put it after a 512-byte header
+_HDF5_SIGNATURE, _HDF5_OFFSETS = b"\x89HDF\r\n\x1a\n", (0, 512)
+
+
+def _is_hdf5(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        head = handle.read(_HDF5_OFFSETS[-1] + len(_HDF5_SIGNATURE))
+    return any(head[i:i + len(_HDF5_SIGNATURE)] == _HDF5_SIGNATURE for i in _HDF5_OFFSETS)
+
+
 def _load_mat(path: Path):
-    import h5py
     import scipy.io
 
     try:
-        if h5py.is_hdf5(path):  # MATLAB v7.3 files are HDF5 (behind a 512-byte header)
+        if _is_hdf5(path):  # MATLAB v7.3
+            h5py = require("h5py", "mat73", f"reading {path} (a MATLAB v7.3 .mat file)")
             with h5py.File(path, "r") as handle:
                 # MATLAB stores arrays column-major: h5py sees them transposed
                 return {key: np.asarray(handle[key]).T for key in handle.keys()
@@ -104,20 +131,50 @@ def _load_mat(path: Path):
         raise DatasetError(f"{path} is not a readable .mat file: {error}") from None
 
 
-def _read_csv(path: Path) -> np.ndarray:
-    """Numbers of a comma-separated file (one header line of names allowed), (rows, columns).
-
-    A cell that is not a number, a row of another width, or an empty file raises a
-    :class:`DatasetError` naming the line and column.
-    """
+def _csv_head(path: Path) -> tuple[list | None, int]:
+    """The header line's cells (None when the first non-blank line holds a number) and
+    the number of lines before the data."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:  # -sig: drop a BOM
-            rows = [(number, row) for number, row in enumerate(csv.reader(handle), start=1)
-                    if any(cell.strip() for cell in row)]
+            for number, row in enumerate(csv.reader(handle), start=1):
+                if any(cell.strip() for cell in row):
+                    # a header line: no cell is a number (a typo in data is an error)
+                    if any(_numeric([cell]) for cell in row):
+                        return None, number - 1
+                    return [cell.strip() for cell in row], number
     except UnicodeDecodeError as error:
         raise DatasetError(f"{path} is not a text (CSV) file: {error}") from None
-    if rows and not any(_numeric([cell]) for cell in rows[0][1]):
-        rows = rows[1:]  # a header line: no cell is a number (a typo in data is an error)
+    return None, 0
+
+
+def _read_csv(path: Path) -> tuple[np.ndarray, list | None]:
+    """Numbers of a comma-separated file, (rows, columns), and its header's names (one
+    header line of names allowed, else None).
+
+    NumPy's parser reads a well-formed file; any file it refuses, or whose values are
+    not all finite, is read again cell by cell (:func:`_read_csv_cells`) for an error
+    naming the line and column.
+    """
+    header, skip = _csv_head(path)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "input contained no data": checked below
+            table = np.loadtxt(path, delimiter=",", skiprows=skip, ndmin=2, comments=None,
+                               quotechar='"', encoding="utf-8-sig", dtype=float)
+        if table.size and np.isfinite(table).all():
+            return table, header
+    except (ValueError, UnicodeDecodeError):
+        pass
+    return _read_csv_cells(path, skip), header
+
+
+def _read_csv_cells(path: Path, skip: int) -> np.ndarray:
+    """The slow path of :func:`_read_csv`: a cell that is not a number or not finite, a
+    row of another width, or no data row raise a :class:`DatasetError` naming the line
+    and column."""
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        rows = [(number, row) for number, row in enumerate(csv.reader(handle), start=1)
+                if number > skip and any(cell.strip() for cell in row)]
     if not rows:
         raise DatasetError(f"{path} holds no data rows")
     width = len(rows[0][1])
@@ -146,29 +203,73 @@ def _numeric(row) -> bool:
         return False
 
 
-def _csv_columns(table, label_column, nuisance, path):
-    """Split a CSV table into features, labels (``label_column``) and nuisance variables
-    (``nuisance``: a column number or a list of them)."""
+def _column_index(path: Path, header: list | None, width: int, key: str, column) -> int:
+    """The column ``column`` names for ``key``: a number (``-1``: the last) or a header
+    name."""
+    if isinstance(column, str):
+        if header is None:
+            raise DatasetError(f"{path}: {key}={column!r} names a column, but the file has "
+                               "no header line; give its number (e.g. -1)")
+        if column not in header:
+            raise DatasetError(f"{path}: {key}={column!r} is no column of its header "
+                               f"{header}")
+        return header.index(column)
+    if not isinstance(column, numbers.Integral) or isinstance(column, bool):
+        raise DatasetError(f"{key} must be a column number such as -1 or a header name for "
+                           f"a .csv file, got {column!r} ({path})")
+    if not -width <= column < width:
+        raise DatasetError(f"{path}: {key}={column} is out of range for its {width} columns")
+    return column % width
+
+
+def _label_index(path: Path, header: list | None, width: int, label_column) -> int | None:
+    """The column holding the labels: ``label_column`` (a number, or a header name), or
+    the one header name of :data:`LABEL_NAMES`; None for no labels."""
+    if label_column is None:
+        named = [i for i, name in enumerate(header or ()) if name.lower() in LABEL_NAMES]
+        if len(named) > 1:
+            raise DatasetError(f"{path}: columns {[header[i] for i in named]} are all named "
+                               "like labels; set label_column to the one that is")
+        return named[0] if named else None
+    return _column_index(path, header, width, "label_column", label_column)
+
+
+def _warn_if_last_column_looks_like_labels(path: Path, table: np.ndarray,
+                                           header: list | None) -> None:
+    """A last column of few distinct small integers is most likely labels: say so (it
+    stays a feature, since it was not named as the labels)."""
+    n, width = table.shape
+    values = np.unique(table[:, -1])
+    if width < 2 or not (2 <= values.size <= min(SMALL_INTEGER_LEVELS, n // 2)) \
+            or not np.array_equal(values, np.round(values)) or np.abs(values).max() > 1000:
+        return
+    name = f"column {width}" + (f" ({header[-1]!r})" if header else ", no header")
+    warnings.warn(f"{path}: the last column ({name}) holds only {values.size} distinct small "
+                  f"integers ({values[0]:g} to {values[-1]:g}), as labels do; it is used as a "
+                  "feature. If it holds the labels, set label_column=-1 "
+                  "(dataset.label_column=-1 on the command line)", DatasetWarning,
+                  stacklevel=4)
+
+
+def _load_csv(path: Path, label_column, nuisance):
+    """Features, labels and nuisance variables of a CSV file (see :func:`load_file`);
+    ``nuisance`` is a column (number or header name) or a list of them."""
+    table, header = _read_csv(path)
     width = table.shape[1]
+    column = _label_index(path, header, width, label_column)
     several = isinstance(nuisance, (list, tuple))
-    wanted = {"label_column": [] if label_column is None else [label_column],
-              "nuisance": [] if nuisance is None else list(nuisance) if several else [nuisance]}
-    for key, columns in wanted.items():
-        for column in columns:
-            if not isinstance(column, numbers.Integral) or isinstance(column, bool):
-                raise DatasetError(f"{key} must be a column number such as -1 for a .csv "
-                                   f"file, got {column!r} ({path})")
-            if not -width <= column < width:
-                raise DatasetError(f"{path}: {key}={column} is out of range for its "
-                                   f"{width} columns")
-    label = [c % width for c in wanted["label_column"]]
-    side = [c % width for c in wanted["nuisance"]]
-    if set(label) & set(side):
-        raise DatasetError(f"{path}: column {label[0]} cannot hold both the labels and a "
+    side = [_column_index(path, header, width, "nuisance", c)
+            for c in ([] if nuisance is None else nuisance if several else [nuisance])]
+    if column in side:
+        raise DatasetError(f"{path}: column {column} cannot hold both the labels and a "
                            "nuisance variable")
-    y = table[:, label[0]] if label else None
+    if column is None and width - 1 not in side:
+        _warn_if_last_column_looks_like_labels(path, table, header)
+    label = [] if column is None else [column]
+    y = table[:, column] if label else None
     Z = None if not side else table[:, side] if several else table[:, side[0]]
-    return np.delete(table, label + side, axis=1), y, None if Z is None else _labels_where_whole(Z)
+    return (np.delete(table, label + side, axis=1), y,
+            None if Z is None else _labels_where_whole(Z))
 
 
 def _labels_where_whole(Z: np.ndarray) -> np.ndarray:
@@ -191,19 +292,38 @@ def _archive_nuisance(contents, key, source):
     return Z.ravel() if Z.ndim == 2 and 1 in Z.shape else Z
 
 
-def load_file(path: str | os.PathLike, label_column: int | None = None,
+def load_file(path: str | os.PathLike, label_column: int | str | None = None,
               nuisance=None) -> Dataset:
     """Load a ``.npz``, ``.mat`` (v5 or v7.3) or ``.csv`` file.
 
     ``.npz`` and ``.mat`` files hold the features under one of ``X``, ``fea``,
     ``data``, ``features`` and optionally the labels under ``y``, ``gnd``, ``Y``,
-    ``labels``, ``label``, ``target``. A ``.csv`` file is numbers only (a header line is
-    skipped); ``label_column`` names the column holding labels (e.g. -1), if any.
-    ``nuisance`` names where known nuisance variables Z are: the key of their array in
-    an ``.npz``/``.mat`` file, a column number (or a list of them) of a ``.csv`` file,
-    which then leaves the features (:attr:`Dataset.nuisance`). CSV and MATLAB files
-    have no integer type: whole-number nuisance values are read as labels. Pickled
-    content is never loaded.
+    ``labels``, ``label``, ``target``. Pickled content is never loaded.
+
+    A ``.csv`` file is comma-separated numbers with at most one header line of names.
+    Its labels are the column ``label_column`` names, by number (``-1``: the last) or
+    by header name; without it, the one header column named ``y``, ``label``,
+    ``labels``, ``target``, ``class`` or ``gnd`` (any case); else it has none. A label
+    column is never a feature. A last column of few distinct small integers that was
+    not chosen as the labels (nor as a nuisance variable) stays a feature, with a
+    :class:`DatasetWarning` naming it.
+
+    Parameters
+    ----------
+    path : str or path
+    label_column : int, str or None
+        ``.csv`` files only: the column of the labels, by number or header name.
+    nuisance : str, int, list or None
+        Where known nuisance variables Z are (:attr:`Dataset.nuisance`): the key of
+        their array in an ``.npz``/``.mat`` file; a column (number or header name) or a
+        list of them in a ``.csv`` file, which then leave the features. CSV and MATLAB
+        files have no integer type: whole-number nuisance values are read as labels.
+
+    Returns
+    -------
+    Dataset
+        ``X`` of shape (n_samples, n_features), ``y`` of shape (n_samples,) or None,
+        ``nuisance`` of shape (n_samples,) or (n_samples, p) or None.
 
     Raises
     ------
@@ -220,15 +340,15 @@ def load_file(path: str | os.PathLike, label_column: int | None = None,
     source = str(path)
     if suffix not in (".npz", ".mat", ".csv"):
         raise DatasetError(f"unsupported file type {suffix!r} ({path}); use .npz, .mat or .csv")
-    if label_column is not None and (not isinstance(label_column, numbers.Integral)
+    if label_column is not None and (not isinstance(label_column, (numbers.Integral, str))
                                      or isinstance(label_column, bool)):
-        raise DatasetError(f"label_column must be a column number such as -1, got "
-                           f"{label_column!r} ({path})")
+        raise DatasetError(f"label_column must be a column number such as -1 or a header "
+                           f"name, got {label_column!r} ({path})")
     if label_column is not None and suffix != ".csv":
         raise DatasetError(f"label_column applies to .csv files only ({path}); .npz/.mat "
                            f"files name their labels {', '.join(_LABEL_KEYS)}")
     if suffix == ".csv":
-        X, y, Z = _csv_columns(_read_csv(path), label_column, nuisance, path)
+        X, y, Z = _load_csv(path, label_column, nuisance)
         X, y = _orient(X, y, source)
     else:
         contents = _load_npz(path) if suffix == ".npz" else _load_mat(path)
@@ -244,4 +364,5 @@ def load_file(path: str | os.PathLike, label_column: int | None = None,
     if Z is not None and Z.shape[0] != X.shape[0]:
         raise DatasetError(f"{source}: {X.shape[0]} samples but the nuisance variables "
                            f"have {Z.shape[0]} rows")
+    _check_classes(y, source)
     return Dataset(name=path.stem, X=X, y=y, source=source, nuisance=Z)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..core.parts import Cost
+from ..numerics.sparse import dense
 from ..numerics.threads import threads_for
 from .base import BalanceOperator, Kernel, active_pairs, gram_bytes
 
@@ -15,7 +17,7 @@ _ROW_CHUNK = 512  # rows of H built at a time: no (n, n) temporary besides H its
 class LinearBalance(BalanceOperator):
     """``v'Hv = sum_{f,r} K_fr (x_f' (v * a_r))^2 = ||K o (X_V' diag(v) A_T)||_F^2``.
 
-    Value and product cost two (n x |V| x |T|) matrix products; nothing n x n is formed.
+    Value and product cost two ``(n x |V| x |T|)`` matrix products; nothing n x n is formed.
     The value of the latest vector is kept: the scheduler and the mu block ask for the
     same one.
     """
@@ -23,7 +25,8 @@ class LinearBalance(BalanceOperator):
     def __init__(self, X, coding, K):
         V, T, mask = active_pairs(coding, K)
         self.n = X.shape[0]
-        self._X = np.ascontiguousarray(X[:, V])
+        # sparse data stay sparse: the operator only multiplies by X_V
+        self._X = X[:, V] if sp.issparse(X) else np.ascontiguousarray(X[:, V])
         self._A = np.ascontiguousarray(coding[:, T])
         self._mask = mask
         self._weights = mask.astype(float)
@@ -94,6 +97,7 @@ class LinearBalance(BalanceOperator):
         return 2.0 * self.n * self.n * self._plan()[1]
 
     def dense(self):
+        X = dense(self._X)  # the Gram's row blocks are dense products
         H = np.zeros((self.n, self.n))
         from_all, _ = self._plan()
         pairs = np.argwhere(~self._mask if from_all else self._mask)
@@ -101,10 +105,10 @@ class LinearBalance(BalanceOperator):
         for lo in range(0, self.n, _ROW_CHUNK):
             rows = slice(lo, lo + _ROW_CHUNK)
             if from_all:
-                H[rows] = (self._X[rows] @ self._X.T) * (self._A[rows] @ self._A.T)
+                H[rows] = (X[rows] @ X.T) * (self._A[rows] @ self._A.T)
             for start in range(0, pairs.shape[0], _PAIR_CHUNK):
                 f, r = pairs[start:start + _PAIR_CHUNK].T
-                U = self._X[:, f] * self._A[:, r]
+                U = X[:, f] * self._A[:, r]
                 H[rows] += sign * (U[rows] @ U.T)
         return H
 
@@ -113,15 +117,16 @@ class LinearKernel(Kernel):
     """The paper's linear kernel; the balance term then equals eq. u.2's quadratic form."""
 
     name = "linear"
+    accepts_sparse = True  # products with X_V only (forming the Gram densifies X_V)
 
     def balance_operator(self, X, coding, K, seed=0):
         return LinearBalance(X, coding, K)
 
     def cost(self, size) -> Cost:
-        """A product: two (n x |V| x |T|) matrix products with every feature a confounder.
-        Memory: the operator keeps X_V, A_T and its (d, |T|) pair weights, two operators
-        are cached, a product makes (d, |T|) moments and their weighted copy; plus the
-        Gram where ``balance_form`` forms it."""
+        """A product: two ``(n x |V| x |T|)`` matrix products with every feature a
+        confounder. Memory: the operator keeps X_V, A_T and its ``(d, |T|)`` pair weights,
+        two operators are cached, a product makes ``(d, |T|)`` moments and their weighted
+        copy; plus the Gram where ``balance_form`` forms it."""
         n, d, T = size.n_samples, size.n_features, size.n_treatments
         gram = gram_bytes(size)
         advice = {"balance_operator": "hold the balance term as products: "

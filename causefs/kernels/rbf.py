@@ -6,6 +6,7 @@ import numpy as np
 
 from ..core.parts import Cost
 from ..core.validation import Interval, check_choice, check_value
+from ..numerics.sparse import dense
 from .base import BalanceOperator, GramBalance, Kernel, active_pairs
 
 APPROXIMATIONS = ("auto", "exact", "rff")
@@ -56,7 +57,7 @@ class RandomFeatureRBFBalance(BalanceOperator):
     """Random Fourier features (Rahimi and Recht 2007): ``H ~ Psi Psi'``, linear in n.
 
     ``Psi`` stacks ``a_r * sqrt(2/D) cos(Omega z^r / s_r + b)`` over treatments: an
-    (n, |T| * D) array; products cost O(n |T| D).
+    ``(n, |T| * D)`` array; products cost ``O(n |T| D)``.
     """
 
     def __init__(self, XV, AT, mask, s2, n_components, rng):
@@ -108,7 +109,7 @@ class RBFKernel(Kernel):
     Parameters
     ----------
     approximation : {"auto", "exact", "rff"}
-        ``exact`` forms the dense n x n balance Hessian (O(n^2 sum_r |K_r|) time);
+        ``exact`` forms the dense n x n balance Hessian (``O(n^2 sum_r |K_r|)`` time);
         ``rff`` uses ``n_components`` random Fourier features per treatment (time and
         memory linear in n); ``auto`` is exact when the worst case, ``n^2 d^2 / 2``
         multiply-adds, is at most ``exact_budget``, rff otherwise (decided once per fit).
@@ -121,6 +122,7 @@ class RBFKernel(Kernel):
     """
 
     name = "rbf"
+    accepts_sparse = True  # densifies the confounders' columns
 
     def __init__(self, approximation: str = "auto", n_components: int = 50,
                  exact_budget: float = 2e10, n_pairs: int = 2000):
@@ -144,14 +146,14 @@ class RBFKernel(Kernel):
         if not T.size:
             return _EmptyBalance(X.shape[0])
         rng = np.random.default_rng(seed)
-        XV, AT = X[:, V], coding[:, T]
+        XV, AT = dense(X[:, V]), coding[:, T]
         s2 = median_bandwidths(XV, mask.astype(float), rng, self.n_pairs)
         if self.resolved_approximation(*X.shape) == "exact":
             return ExactRBFBalance(XV, AT, mask, s2)
         return RandomFeatureRBFBalance(XV, AT, mask, s2, self.n_components, rng)
 
     def cost(self, size) -> Cost:
-        """A product: with the dense (n, n) Gram, or with (n, |T| D) random features."""
+        """A product: with the dense (n, n) Gram, or with ``(n, |T| D)`` random features."""
         n, d, T = size.n_samples, size.n_features, size.n_treatments
         if self.resolved_approximation(n, d) == "exact":
             return Cost(flops=2.0 * n * n, memory={"balance_operator": 3 * n * n * 8},

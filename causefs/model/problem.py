@@ -16,8 +16,8 @@ PROBLEM_SETTINGS = ("n_clusters", "n_neighbors", "sample_weights", "alpha", "bet
 
 @dataclass(eq=False)
 class Problem:
-    """The CAUSE-FS objective (paper eq. 3.5) on given data: its data, weights and the
-    sizes of its feasible set. How it is solved is not part of it (:class:`Settings`).
+    """The CAUSE-FS objective (the paper's equation 3.5) on given data: its data, weights and
+    the sizes of its feasible set. How it is solved is not part of it (:class:`Settings`).
 
     Parameters
     ----------

@@ -8,8 +8,10 @@ kappa(z_i^r, z_j^r)`` (docs/MODEL.md, "Confounder balance").
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..core.validation import check_choice
+from ..numerics.sparse import COLUMN_CHUNK, dense
 
 TREATMENT_RULES = ("median", "mean")
 MMD_NORMALIZATIONS = ("group", "paper")
@@ -47,6 +49,12 @@ def treatment_coding(X: np.ndarray, rule: str = "median", normalization: str = "
     ``paper``: ``a_ri = (2 E_ri - 1)/n`` (the 1/n^2 form of eq. u.2).
     """
     check_choice("mmd_normalization", normalization, MMD_NORMALIZATIONS)
+    if sp.issparse(X):  # the coding is dense: sparse data are densified a chunk at a time
+        coding = np.empty(X.shape)
+        for start in range(0, X.shape[1], COLUMN_CHUNK):
+            cols = slice(start, start + COLUMN_CHUNK)
+            coding[:, cols] = treatment_coding(dense(X[:, cols]), rule, normalization)
+        return coding
     E, is_treatment = treatment_indicator(X, rule)
     n = X.shape[0]
     if normalization == "paper":

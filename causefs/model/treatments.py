@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..numerics.sparse import column_variance
+
 #: ``n * d * |T|`` up to which ``max_treatments="auto"`` keeps every treatment (a product
 #: with the balance Hessian then costs at most 4e8 flops, a few milliseconds)
 TREATMENT_BUDGET = 1e8
@@ -44,7 +46,7 @@ def bounded_treatments(X: np.ndarray, coding: np.ndarray, W: np.ndarray | None,
     cap = treatment_cap(max_treatments, X.shape[0], X.shape[1], candidates.size)
     if cap >= candidates.size:
         return is_treatment
-    score = np.einsum("ij,ij->i", W, W) if W is not None else X.var(axis=0)
+    score = np.einsum("ij,ij->i", W, W) if W is not None else column_variance(X)
     kept = candidates[np.argsort(-score[candidates], kind="stable")[:cap]]
     mask = np.zeros(X.shape[1], dtype=bool)
     mask[kept] = True

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from scipy.spatial import cKDTree
 from sklearn.neighbors import NearestNeighbors
 
+from ..core.extras import require
 from ..core.validation import check_choice
 from . import CHUNK_ELEMENTS
 from .threads import caller_threads, threads_for
@@ -91,7 +92,10 @@ def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
     parallel otherwise. Used for fresh searches at large n (no previous graph to start
     from); its n_candidates + 1 results per point seed :func:`refine_neighbors`.
     """
-    import faiss  # imported here: only large fits without a warm start need it
+    # imported here: only large fits without a warm start need it (an optional extra)
+    faiss = require("faiss", "faiss", "a fresh neighbour search beyond n = 5000 samples "
+                    "(neighbor_algorithm='auto' on points of more than 32 dimensions, "
+                    "beyond 10,000 on fewer; 'exact' does without)")
 
     dim = Y.shape[1]
     data = np.ascontiguousarray(Y, dtype=np.float32)

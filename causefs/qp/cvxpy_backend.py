@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.extras import require
 from ..core.parts import Cost
 from .base import QPBackend, QPResult
 from .problem import SimplexQP
@@ -43,7 +44,7 @@ class CvxpyBackend(QPBackend):
                                         "qp='gradient_projection_cg'"})
 
     def solve(self, qp: SimplexQP, x0: np.ndarray) -> QPResult:
-        import cvxpy as cp
+        cp = require("cvxpy", "cvxpy", "qp='cvxpy'")
 
         n = qp.n
         unit = qp.total / n  # x = unit * y with mean(y) = 1

@@ -12,7 +12,8 @@ import scipy.sparse as sp
 
 @dataclass
 class SimplexQP:
-    """``min 1/2 x'Px + q'x  s.t.  x >= 0, sum(x) = total`` with a structured ``P``.
+    """``min 1/2 x'Px + q'x`` subject to ``x >= 0, sum(x) = total``, with a structured
+    ``P``.
 
     ``P = diag(diag) + sparse + balance_weight * H`` where ``H`` is the kernel's balance
     operator (PSD, known only through products). Backends that need ``P`` as a matrix

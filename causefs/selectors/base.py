@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -11,7 +10,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..core.parts import Part
-from ..core.validation import constructor_options
+from ..core.validation import constructor_defaults
 
 
 def ranking_from_scores(scores: np.ndarray) -> np.ndarray:
@@ -78,9 +77,7 @@ class Selector(Part, ABC):
     @classmethod
     def defaults(cls) -> dict:
         """The options and their defaults (the method's config node)."""
-        parameters = inspect.signature(cls).parameters
-        return {name: parameters[name].default for name in constructor_options(cls)
-                if parameters[name].default is not parameters[name].empty}
+        return constructor_defaults(cls)
 
     def check_data(self, n_samples: int, n_features: int, n_clusters: int) -> None:
         """Raise ``ValueError`` for options the data's size cannot meet (before a fit)."""
@@ -99,8 +96,14 @@ class Selector(Part, ABC):
         return cls.display_name or cls.name
 
     @classmethod
-    def is_default(cls, options: Mapping) -> bool:
-        """Whether ``options`` are the defaults (a report tells tuned rows apart)."""
+    def changed_options(cls, options: Mapping) -> dict:
+        """The options in ``options`` that differ from the defaults and can change a
+        result: a report names a result's row by them (``MCFS (n_neighbors=10)``)."""
         defaults = cls.defaults()
-        return all(_same(options.get(k, v), v) for k, v in defaults.items()
-                   if k not in cls.result_neutral)
+        return {k: v for k, v in options.items() if k not in cls.result_neutral
+                and not (k in defaults and _same(v, defaults[k]))}
+
+    @classmethod
+    def is_default(cls, options: Mapping) -> bool:
+        """Whether ``options`` are the defaults (:meth:`changed_options` is empty)."""
+        return not cls.changed_options(options)

@@ -7,11 +7,12 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..core.scheduler import seconds_by
-from ..core.validation import InvalidParameterError
+from ..core.validation import InvalidParameterError, constructor_defaults
 from ..engine import build_parts
 from ..estimator import CauseFS
 from ..model.diagnostics import describe as describe_weights
 from ..model.settings import DEFAULTS, Settings, affects_result, setting_names
+from ..plugins.registry import parts
 from .base import Selector, _same
 
 #: settings every method gets from the experiment (:meth:`Selector.score`'s arguments,
@@ -20,10 +21,29 @@ SUPPLIED = ("n_clusters", "n_features_to_select", "random_state", "preprocessing
 #: what a report calls each built-in schedule
 SCHEDULE_LABELS = {"full": "CAUSE-FS", "auto": "CAUSE-FS", "ablation_I": "CAUSE-FS-I",
                    "ablation_II": "CAUSE-FS-II"}
-#: the model's settings: a result with others set differently is a tuned setting in a
-#: report (iteration counts, solvers and checks do not make a setting non-default)
-MODEL_SETTINGS = ("alpha", "beta", "lam", "eps", "n_neighbors", "sigma", "sample_weights",
-                  "max_granularity", "treatment", "mmd_normalization")
+#: settings that name a part (a registered name, or ``{"name": ..., **options}``)
+PART_SETTINGS = ("kernel", "qp")
+
+
+def _name_and_options(spec) -> tuple:
+    if isinstance(spec, Mapping):
+        return spec.get("name"), {k: v for k, v in spec.items() if k != "name"}
+    return spec, {}
+
+
+def part_change(group: str, spec, default: str) -> str | None:
+    """How a part spec differs from the default part: ``None`` when it is the default,
+    else its name and the options that differ from its constructor's defaults
+    (``rbf(n_components=200)``)."""
+    name, options = _name_and_options(spec)
+    registry = parts()
+    known = constructor_defaults(registry.get(group, name)) \
+        if name in registry.names(group) else {}
+    changed = {k: v for k, v in options.items() if not (k in known and _same(v, known[k]))}
+    if name == default and not changed:
+        return None
+    return str(name) + (f"({', '.join(f'{k}={v}' for k, v in changed.items())})"
+                        if changed else "")
 
 
 class CauseFSSelector(Selector):
@@ -93,11 +113,20 @@ class CauseFSSelector(Selector):
         return SCHEDULE_LABELS.get(name, f"CAUSE-FS[{name}]")
 
     @classmethod
-    def is_default(cls, options: Mapping) -> bool:
-        kernel = options.get("kernel", DEFAULTS.kernel)
-        kernel = kernel.get("name") if isinstance(kernel, Mapping) else kernel
-        return kernel == DEFAULTS.kernel and all(
-            _same(options[k], getattr(DEFAULTS, k)) for k in MODEL_SETTINGS if k in options)
+    def changed_options(cls, options: Mapping) -> dict:
+        """The settings that differ from the defaults and can change the result (the
+        schedule is in the :meth:`label`; a kernel or QP backend by name and options)."""
+        changed = {}
+        for key, value in options.items():
+            if key in cls.result_neutral or key == "schedule" or key not in cls.defaults():
+                continue
+            if key in PART_SETTINGS:
+                text = part_change(key, value, getattr(DEFAULTS, key))
+                if text is not None:
+                    changed[key] = text
+            elif not _same(value, getattr(DEFAULTS, key)):
+                changed[key] = value
+        return changed
 
 
 class AllFeatures(Selector):

@@ -1,0 +1,7 @@
+"""``python -m causefs``: the ``causefs`` command."""
+
+import sys
+
+from .app.commands import causefs
+
+sys.exit(causefs())

@@ -1,0 +1,131 @@
+"""Sphinx configuration of the causefs documentation.
+
+Build (from the repository root, with ``pip install ".[docs]"``)::
+
+    python -m sphinx -W --keep-going -b html docs docs/_build/html
+    python .ci/check_links.py docs/_build/html
+
+The API reference is generated from the docstrings (autosummary + numpydoc), the gallery
+from ``examples/gallery`` (sphinx-gallery runs every example while building), and two
+tables of the user guide from the code itself (:func:`generate_tables`): the fields of
+``result.json`` from its JSON Schema and the benchmark datasets from
+``causefs.datasets.BENCHMARKS``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import causefs
+
+ROOT = Path(__file__).resolve().parent
+GENERATED = ROOT / "_generated"
+
+project = "causefs"
+author = "the causefs developers"
+copyright = "2026, the causefs developers"
+release = version = causefs.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+    "myst_parser",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "_generated", "auto_examples/*.ipynb", "auto_examples/*.py",
+                    "auto_examples/*.zip", "auto_examples/*.md5", "**/*.codeobj.json"]
+templates_path = ["_templates"]
+
+# the Markdown pages (MODEL.md, ERRORS.md, ...) link to each other and to headings
+myst_heading_anchors = 3
+myst_enable_extensions = ["colon_fence"]
+
+autosummary_generate = True
+autodoc_default_options = {"members": True, "inherited-members": False}
+autodoc_typehints = "none"  # numpydoc docstrings say the types
+numpydoc_show_class_members = False
+numpydoc_xref_param_type = False
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"causefs {release}"
+html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
+html_static_path: list = []
+
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT.parent / "examples" / "gallery"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "abort_on_example_error": True,
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "image_scrapers": ("matplotlib",),
+    "within_subsection_order": "FileNameSortKey",
+}
+
+
+def _kind(field: dict) -> str:
+    if "const" in field:
+        return "const " + json.dumps(field["const"])
+    if "enum" in field:
+        return "one of " + ", ".join(map(str, field["enum"]))
+    if "oneOf" in field:
+        return " or ".join(_kind(option) for option in field["oneOf"])
+    kind = field.get("type", "any")
+    return " or ".join(kind) if isinstance(kind, list) else kind
+
+
+def _schema_rows(schema: dict, node: dict, prefix: str = "") -> list:
+    """(field, type, description) of every documented field of ``node``, depth first."""
+    rows = []
+    for name, field in node.get("properties", {}).items():
+        if "$ref" in field:
+            field = schema["$defs"][field["$ref"].rsplit("/", 1)[1]]
+        rows.append((prefix + name, _kind(field), field.get("description", "")))
+        if field.get("type") == "object" and "properties" in field:
+            rows += _schema_rows(schema, field, f"{prefix}{name}.")
+    return rows
+
+
+def _table(header: tuple, rows: list) -> str:
+    escape = str.maketrans({"|": "\\|", "\n": " "})
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell).translate(escape) for cell in row) + " |"
+              for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def generate_tables() -> None:
+    """The generated tables the user guide includes (one source each: the code)."""
+    from importlib import resources
+
+    from causefs.datasets import BENCHMARKS
+
+    GENERATED.mkdir(exist_ok=True)
+    schema = json.loads(resources.files("causefs.app").joinpath("result.schema.json")
+                        .read_text())
+    rows = _schema_rows(schema, schema)
+    rows += _schema_rows(schema, schema["$defs"]["job"], "job.")
+    rows += _schema_rows(schema, schema["$defs"]["causefs_details"], "details.")
+    unique = {row[0]: row for row in rows}  # job.* appears under job and in $defs
+    (GENERATED / "result_fields.md").write_text(
+        _table(("field", "type", "meaning"), [unique[k] for k in sorted(unique)]))
+    sections = [
+        f"### `{name}`: {b.file}, {b.n_samples} x {b.n_features}, {b.n_classes} classes\n\n"
+        f"- source, the original file at a fixed commit: [`{b.source.url}`]({b.source.url})\n"
+        f"- licence: {b.source.licence}\n"
+        f"- reference: {b.source.reference}\n"
+        f"- sha256 of the original file, as far as recorded: `{b.source.sha256}...`\n"
+        f"- sha256 of the `.npz` file (MANIFEST.md): `{b.sha256}`\n"
+        f"- sha256 of its arrays, verified on every load: `{b.content_sha256}`\n"
+        for name, b in BENCHMARKS.items()]
+    (GENERATED / "benchmarks.md").write_text("\n".join(sections))
+
+
+generate_tables()
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # the gallery's fits: one BLAS thread

@@ -1,0 +1,103 @@
+"""causefs-report names rows by what ran, says "tuned on labels" only for a grid it is
+asked to tune over, and never puts rows of different protocols in one table."""
+
+import pytest
+
+from causefs.app.report import collect, main, report, row_label
+from causefs.app.store import ResultStore, job_key
+
+CODE = {"version": "0.1.0", "source_sha256": "a" * 64, "plugins": {}}
+
+
+def entry(acc, method="causefs", params=None, n_runs=50, dataset="jaffe", code=CODE, seed=0):
+    job = {"dataset": {"name": dataset, "sha256": "0" * 64}, "code": code,
+           "n_features_to_select": 20, "method": method, "params": params or {},
+           "n_clusters": 10, "preprocessing": "minmax", "random_state": seed,
+           "evaluation": {"enabled": True, "rhos": [20], "n_runs": n_runs, "seed": 0,
+                          "nmi_average": "arithmetic", "all_features": False}}
+    table = {"20": {"acc_mean": acc, "acc_std": 0.01, "nmi_mean": acc / 2, "nmi_std": 0.01,
+                    "n_runs": n_runs, "features": 20}}
+    return {"job": job, "scores": [], "features_best_first": [], "selected_features": [],
+            "metrics": {"selected": table}, "dataset": {"image_shape": None}}
+
+
+def stored(tmp_path, *entries):
+    store = ResultStore(tmp_path / "store")
+    for e in entries:
+        store.put(job_key(e["job"]), e)
+    return store.root
+
+
+def test_rows_are_named_by_the_settings_that_differ_from_the_defaults():
+    assert row_label(entry(0.8)) == "CAUSE-FS"
+    assert row_label(entry(0.8, params={"max_iter": 3})) == "CAUSE-FS (max_iter=3)"
+    assert row_label(entry(0.8, params={"max_iter": 30, "alpha": 1.0})) == "CAUSE-FS"
+    assert (row_label(entry(0.8, params={"alpha": 10.0, "kernel": {"name": "rbf"}}))
+            == "CAUSE-FS (alpha=10, kernel=rbf)")
+    assert row_label(entry(0.8, "mcfs", {"n_neighbors": 10})) == "MCFS (n_neighbors=10)"
+    assert row_label(entry(0.8, "laplacian_score", {"n_neighbors": 5})) == "LapScore"
+
+
+def test_a_small_sweep_is_not_called_tuned_on_labels(tmp_path):
+    root = stored(tmp_path, entry(0.60, params={"max_iter": 3, "alpha": 0.1}),
+                  entry(0.70, params={"max_iter": 3, "alpha": 10.0}))
+    text = report(root, tmp_path / "out", with_figures=False)
+    assert "tuned" not in text
+    assert "| CAUSE-FS (alpha=0.1, max_iter=3) |" in text
+    assert "| CAUSE-FS (alpha=10, max_iter=3) |" in text
+
+
+def test_a_grid_asked_for_is_one_row_tuned_on_labels(tmp_path):
+    grid = [entry(acc, params={"alpha": a, "lam": l}) for acc, a, l in
+            [(0.5, 0.1, 0.1), (0.9, 10.0, 0.1), (0.7, 0.1, 10.0), (0.6, 10.0, 10.0)]]
+    other = entry(0.4, params={"alpha": 10.0, "max_iter": 3})
+    root = stored(tmp_path, *grid, other)
+    text = report(root, tmp_path / "out", with_figures=False, tune=("alpha", "lam"))
+    assert "| CAUSE-FS (tuned on labels over alpha, lam: best of 4) | **90.00 ± 1.00** |" in text
+    assert "| CAUSE-FS (alpha=10, max_iter=3) | 40.00 ± 1.00 |" in text  # not in the grid
+    rows = collect([*grid, other], tune=("alpha", "lam"))
+    assert sum(len(per) for table in rows.values() for per in table.values()) == 2
+
+
+def test_rows_of_another_protocol_go_to_a_table_of_their_own(tmp_path):
+    root = stored(tmp_path, entry(0.80), entry(0.95, method="spec", n_runs=5))
+    text = report(root, tmp_path / "out", with_figures=False)
+    paper, _, other = text.partition("k-means x 5 runs")
+    assert "k-means x 50 runs" in paper and "| CAUSE-FS |" in paper
+    assert "paper: CAUSE-FS" in paper and "SPEC" not in paper
+    assert "| SPEC | **95.00 ± 1.00** |" in other and "paper:" not in other
+    assert "| CAUSE-FS |" not in other
+
+
+def test_results_of_two_code_versions_are_told_apart(tmp_path):
+    newer = {**CODE, "source_sha256": "b" * 64}
+    root = stored(tmp_path, entry(0.80), entry(0.85, code=newer))
+    text = report(root, tmp_path / "out", with_figures=False)
+    assert f"| CAUSE-FS [code.source_sha256={'a' * 12}] | 80.00" in text
+    assert f"| CAUSE-FS [code.source_sha256={'b' * 12}] | **85.00" in text
+
+
+def test_the_command_takes_the_grid_to_tune(tmp_path, capsys):
+    root = stored(tmp_path, entry(0.5, params={"beta": 1.0}), entry(0.6, params={"beta": 2.0}))
+    main(["--store", str(root), "--out", str(tmp_path / "out"), "--no-figures",
+          "--tune", "beta"])
+    assert "CAUSE-FS (tuned on labels over beta: best of 2) | **60.00" in capsys.readouterr().out
+    csv = (tmp_path / "out" / "tables.csv").read_text().splitlines()
+    assert csv[0].split(",")[7:10] == ["n_runs", "nmi_average", "preprocessing"]
+    assert any(line.startswith("CAUSE-FS (beta=2),jaffe,20,") for line in csv)
+
+
+def test_a_misspelt_option_to_tune_is_refused(tmp_path, capsys):
+    root = stored(tmp_path, entry(0.5, params={"beta": 1.0}), entry(0.6, params={"beta": 2.0}))
+    with pytest.raises(SystemExit) as exit_:
+        main(["--store", str(root), "--out", str(tmp_path / "out"), "--no-figures",
+              "--tune", "beta,bta"])
+    assert exit_.value.code == 1
+    assert "causefs-report: error: tune=bta: no result in" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("tune", [(), ("alpha",)])
+def test_a_single_result_keeps_its_full_name(tune):
+    rows = collect([entry(0.5, params={"alpha": 3.0})], tune=tune)
+    (table,) = rows.values()
+    assert list(table) == ["CAUSE-FS (alpha=3)"]
