@@ -186,7 +186,7 @@ def oracle_job(overrides: list[str], store: Path) -> str:
         for method, ranking in rankings.items()}
     best = max(by_method, key=lambda m: np.mean([t[k]["acc_mean"] for t in by_method[m].values()]))
     ranking = causal[rankings[best]].tolist()
-    store_.put(key, {"key": key, "job": spec, "scores": [], "ranking": ranking,
+    store_.put(key, {"key": key, "job": spec, "scores": [], "features_best_first": ranking,
                      "selected_features": ranking[:k], "oracle_method": best,
                      "metrics": {"test_environments": by_method[best]},
                      "causal_recovery": {str(k): {"precision": 1.0, "spurious_fraction": 0.0}}})

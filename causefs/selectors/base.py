@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
