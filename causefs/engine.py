@@ -18,7 +18,7 @@ from .budget import FitEstimate, estimate_fit
 from .core.schedule import Schedule, ScheduleError, entry_name
 from .core.scheduler import FitResult, run_schedule
 from .core.state import State
-from .core.validation import InvalidParameterError, construct
+from .core.validation import InvalidParameterError, check_annotated, construct
 from .kernels import Kernel, with_balance_form
 from .model.fit_size import FitSize
 from .model.objective import CauseFSObjective
@@ -141,6 +141,29 @@ def build_parts(settings: Settings, seed: int = 0) -> Parts:
                  loop=build_blocks(schedule.loop, settings, resources),
                  kernel=resolve_kernel(settings.kernel), qp=qp,
                  weights=schedule_weights(schedule))
+
+
+def part_spec(part) -> dict:
+    """A built part as ``{"name": ..., **options}``: every option, defaults included,
+    normalized (``rtol=1`` is ``1.0``; :func:`~causefs.core.validation.check_annotated`)."""
+    return {"name": part.name, **check_annotated(part.name, type(part), part.options())}
+
+
+def schedule_spec(parts: Parts) -> dict:
+    """The schedule of ``parts`` as a mapping, its entries' options and its params
+    normalized by the blocks and the settings' rules: equal schedules, equal mappings."""
+    def entry(spec, block):
+        if isinstance(spec, str):
+            return spec
+        options = block.options()
+        given = spec.items() if isinstance(spec, Mapping) else options.items()
+        return {"name": block.name, **{k: options.get(k, v) for k, v in given if k != "name"}}
+
+    schedule = parts.schedule
+    return {"name": schedule.name,
+            "init": [entry(e, b) for e, b in zip(schedule.init, parts.init)],
+            "loop": [entry(e, b) for e, b in zip(schedule.loop, parts.loop)],
+            "params": dict(parts.weights)}
 
 
 def fit_size(n_samples: int, n_features: int, settings: Settings, parts: Parts) -> FitSize:

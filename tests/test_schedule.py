@@ -40,8 +40,8 @@ def without_structural(update="closed_form"):
 def test_builtin_schedules_validate():
     for name in available("schedule"):
         schedule = resolve_schedule(name)
-        blocks = [build_blocks(phase, DEFAULTS, {"qp": "unused"}) for phase in (schedule.init,
-                                                                             schedule.loop)]
+        blocks = [build_blocks(phase, DEFAULTS, {"qp": resolve_qp(DEFAULTS.qp)})
+                  for phase in (schedule.init, schedule.loop)]
         validate_blocks(*blocks)
 
 

@@ -234,3 +234,25 @@ def test_report_to_an_unwritable_place_is_one_line(store, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("causefs-report: error: ") and str(blocker) in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("first, second", [
+    ([], ["method.alpha=1", "method.beta=0.0001"]),  # the defaults 1.0 and 1e-4
+    (["qp.rtol=1"], ["qp.rtol=1.0"]),
+    (["kernel=rbf"], ["kernel=rbf", "kernel.exact_budget=20000000000"]),
+    (["schedule=ablation_I"], ["schedule=ablation_I", "method.lam=1"]),
+])
+def test_equal_values_are_one_job(tmp_path, capsys, first, second):
+    """1 and 1.0 are one job: values are normalized by the rules that check them."""
+    stored = _run(tmp_path, *first)
+    again = _run(tmp_path, *second)
+    assert "already in" in capsys.readouterr().out
+    assert again["key"] == stored["key"]
+
+
+def test_equal_generator_options_are_one_job(tmp_path, capsys):
+    data = ["dataset=shifted_clusters", "dataset.n_train=40", "dataset.n_test=40"]
+    stored = _run(tmp_path, "method=laplacian_score", data=data)
+    again = _run(tmp_path, "method=laplacian_score", "dataset.separation=3",
+                 "dataset.train_bias=0.90", data=data)
+    assert "already in" in capsys.readouterr().out and again["key"] == stored["key"]

@@ -27,12 +27,13 @@ from pathlib import Path
 import hydra
 import numpy as np
 from hydra.core.hydra_config import HydraConfig
+from hydra.utils import to_absolute_path
 from omegaconf import DictConfig, OmegaConf
 
 from .._version import __version__
 from ..budget import MemoryLimitError
-from ..core.validation import InvalidParameterError
-from ..datasets import Dataset, DatasetError, load_dataset
+from ..core.validation import InvalidParameterError, check_annotated
+from ..datasets import GENERATORS, Dataset, DatasetError, load_dataset
 from ..numerics.scaling import scale_features
 from ..selectors import Selector, ranking_from_scores
 from .config_checks import ConfigError, check_against_data, check_config, make_method
@@ -71,12 +72,29 @@ class Job:
 
 
 def load(cfg: DictConfig) -> Dataset:
-    """The configured dataset."""
+    """The configured dataset; a generator's refusal names its ``dataset.`` key."""
     options = {k: v for k, v in OmegaConf.to_container(cfg.dataset, resolve=True).items()
                if k not in ("name", "path", "label_column")}
-    return load_dataset(cfg.dataset.name, path=cfg.dataset.get("path"),
-                        data_home_path=cfg.get("data_dir"),
-                        label_column=cfg.dataset.get("label_column"), **options)
+    try:
+        return load_dataset(cfg.dataset.name, path=cfg.dataset.get("path"),
+                            data_home_path=cfg.get("data_dir"),
+                            label_column=cfg.dataset.get("label_column"), **options)
+    except InvalidParameterError as error:
+        raise ConfigError(f"dataset.{error}") from None
+
+
+#: configuration keys that hold paths, relative to the directory the command started in
+PATH_KEYS = ("store.dir", "dataset.path", "data_dir")
+
+
+def absolute_paths(cfg: DictConfig) -> None:
+    """Make the relative paths of :data:`PATH_KEYS` absolute against the directory the
+    command was started in, so that ``hydra.job.chdir=true`` (which runs the job in its
+    run directory) moves neither the store nor the data."""
+    for key in PATH_KEYS:
+        value = OmegaConf.select(cfg, key)
+        if isinstance(value, str) and value.strip():
+            OmegaConf.update(cfg, key, to_absolute_path(os.path.expanduser(value)))
 
 
 def plan(cfg: DictConfig, data: Dataset) -> Job:
@@ -90,10 +108,14 @@ def plan(cfg: DictConfig, data: Dataset) -> Job:
                           "clusters from; set n_clusters=<int >= 2>")
     method = make_method(cfg)
     check_against_data(cfg, method, *data.X.shape, n_clusters)
-    options = {k: v for k, v in OmegaConf.to_container(cfg.method, resolve=True).items()
-               if k != "name" and k not in method.result_neutral}
+    given = {k: v for k, v in OmegaConf.to_container(cfg.method, resolve=True).items()
+             if k != "name" and k not in method.result_neutral}
+    normalized = method.result_options()  # 1 and 1.0 are one job
+    options = {k: normalized.get(k, v) for k, v in given.items()}
     dataset = {k: v for k, v in OmegaConf.to_container(cfg.dataset, resolve=True).items()
                if k != "path"}
+    if cfg.dataset.name in GENERATORS and cfg.dataset.get("path") is None:
+        dataset = check_annotated("dataset", GENERATORS[cfg.dataset.name], dataset)
     spec = {
         "dataset": {**dataset, "sha256": data.sha256()},
         "version": __version__,
@@ -160,6 +182,7 @@ def write(cfg: DictConfig, result: dict, output_dir: Path | None,
 def run(cfg: DictConfig, output_dir: Path | None = None) -> dict:
     """Check the configuration, then fit, evaluate, report, and write the result (run
     directory and store)."""
+    absolute_paths(cfg)
     check_config(cfg)
     data = load(cfg)
     job = plan(cfg, data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.state import State
+from ..core.validation import Interval, check_value
 from ..numerics.laplacian import laplacian_matmul, symmetric_degree
 from .base import Block
 
@@ -53,8 +54,8 @@ class EmbeddingBlock(Block):
     writes = ("F",)
 
     def __init__(self, max_iter: int = 200, tol: float = 1e-10):
-        self.max_iter = max_iter
-        self.tol = tol
+        self.max_iter = check_value("max_iter", max_iter, Interval(int, 0))
+        self.tol = check_value("tol", tol, Interval(float, 0))
 
     def step(self, state: State) -> State:
         p = state.problem

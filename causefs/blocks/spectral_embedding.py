@@ -9,6 +9,7 @@ import scipy.linalg
 import scipy.sparse.linalg
 
 from ..core.state import State
+from ..core.validation import SEED, check_value
 from ..numerics.laplacian import laplacian_matrix, symmetric_degree
 from .base import Block
 
@@ -69,7 +70,7 @@ class SpectralEmbeddingBlock(Block):
     requires = ("seed",)
 
     def __init__(self, seed: int = 0):
-        self.seed = seed
+        self.seed = check_value("seed", seed, SEED)
 
     def step(self, state: State) -> State:
         return state.replace(F=smallest_eigenvectors(state.G, state.problem.n_clusters,

@@ -55,7 +55,9 @@ def data_home(path: str | os.PathLike | None = None) -> Path:
             "holding the benchmark .npz files, or pass it as data_home= in Python or "
             "data_dir= on the causefs command line"
         )
-    return Path(path).expanduser()
+    if not isinstance(path, (str, os.PathLike)):
+        raise DatasetError(f"data directory {path!r}: must be a directory path")
+    return Path(path).expanduser().absolute()
 
 
 def sha256(path: str | os.PathLike) -> str:

@@ -161,9 +161,11 @@ def load_file(path: str | os.PathLike, label_column: int | None = None) -> Datas
         Any file that cannot be read as a dataset; the message names the file, and the
         line (row) and column where that applies.
     """
+    if not str(path).strip():
+        raise DatasetError(f"the data file's path is empty ({str(path)!r})")
     path = Path(path).expanduser()
     if not path.exists():
-        raise DatasetError(f"no file at {path}")
+        raise DatasetError(f"no file at {path.absolute()}")
     if path.is_dir():
         raise DatasetError(f"{path} is a directory, not a data file")
     suffix = path.suffix.lower()
