@@ -15,7 +15,7 @@ import numpy as np
 
 from .blocks import Block
 from .budget import FitEstimate, estimate_fit
-from .core.schedule import Schedule, ScheduleError, entry_name
+from .core.schedule import Schedule, ScheduleError, entry_name, validate_blocks
 from .core.scheduler import FitResult, run_schedule
 from .core.state import State
 from .core.validation import InvalidParameterError, check_annotated, construct
@@ -124,8 +124,8 @@ def schedule_weights(schedule: Schedule) -> dict:
     """The schedule's ``params``, checked by the rules of the settings of those names."""
     unknown = sorted(set(schedule.params) - set(SCHEDULE_PARAMS))
     if unknown:
-        raise ScheduleError(f"schedule {schedule.name!r} sets unknown params {unknown}; "
-                            f"allowed: {', '.join(SCHEDULE_PARAMS)}")
+        raise ScheduleError(f"schedule.params.{unknown[0]}: not a param of schedule "
+                            f"{schedule.name!r}; allowed: {', '.join(SCHEDULE_PARAMS)}")
     try:
         return {name: check_setting(name, value) for name, value in schedule.params.items()}
     except InvalidParameterError as error:
@@ -137,8 +137,10 @@ def build_parts(settings: Settings, seed: int = 0) -> Parts:
     schedule = resolve_schedule(settings.schedule)
     qp = resolve_qp(settings.qp)
     resources = {"qp": qp, "seed": seed}  # blocks.base.RESOURCES
-    return Parts(schedule=schedule, init=build_blocks(schedule.init, settings, resources),
-                 loop=build_blocks(schedule.loop, settings, resources),
+    init, loop = (build_blocks(schedule.init, settings, resources),
+                  build_blocks(schedule.loop, settings, resources))
+    validate_blocks(init, loop)  # the order, before any data (the objective's needs: at fit)
+    return Parts(schedule=schedule, init=init, loop=loop,
                  kernel=resolve_kernel(settings.kernel), qp=qp,
                  weights=schedule_weights(schedule))
 

@@ -159,7 +159,7 @@ def test_a_block_that_produces_nan_is_named(blobs):
     X = scale_features(blobs[0])
     problem = Problem(X=X, coding=np.zeros_like(X), n_clusters=3, beta=0.0, n_neighbors=5)
     init = build_blocks(FULL.init, DEFAULTS, {})
-    with pytest.raises(FloatingPointError, match="after block 'poison'"):
+    with pytest.raises(FloatingPointError, match="block 'poison' .iteration 1. wrote a NaN"):
         run_schedule(State(problem), init, [Poison()], objective=CauseFSObjective(),
                      max_iter=1)
 

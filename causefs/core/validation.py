@@ -200,6 +200,30 @@ def constructor_options(cls) -> list[str]:
             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 
+def constructor_defaults(cls, skip=()) -> dict:
+    """Keyword options of ``cls`` with their defaults (options without one are left out,
+    as are ``*args``/``**kwargs`` and the names in ``skip``)."""
+    parameters = inspect.signature(cls).parameters
+    return {name: parameters[name].default for name in constructor_options(cls)
+            if parameters[name].default is not parameters[name].empty and name not in skip}
+
+
+_CONFIG_SCALARS = (str, int, float, bool, type(None))
+
+
+def config_value(value):
+    """``value`` as a configuration (YAML, Hydra) holds it: tuples become lists; a
+    TypeError for a value no configuration can hold (anything but a str, number, bool,
+    None, list or mapping of them)."""
+    if isinstance(value, _CONFIG_SCALARS):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [config_value(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): config_value(v) for k, v in value.items()}
+    raise TypeError(f"{value!r} cannot be written in a configuration")
+
+
 def check_options(key: str, factory, options: Mapping, name: str | None = None) -> None:
     """Every option is a keyword of ``factory`` (a class or a function), or an
     InvalidParameterError ``key.option: unknown option; the options of 'name' are ...``."""
