@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -299,27 +300,34 @@ for name, code, expect, *kinds in [
     ("max_iter_float", "CauseFS(n_clusters=3, max_iter=1.5).fit(X)", "max_iter=1.5"),
     ("check_level", "CauseFS(n_clusters=3, check='none').fit(X)", "check='none'"),
     ("memory_limit", "CauseFS(n_clusters=3, memory_limit='lots').fit(X)", "memory_limit"),
-    ("direct_qp_backend", "from causefs.qp.gradient_projection_cg import "
-                          "GradientProjectionCGBackend as B; B(rtol=-1)", "rtol=-1"),
-    ("direct_pg_backend", "from causefs.qp.projected_gradient import "
-                          "ProjectedGradientBackend as B; B(patience=0)", "patience=0"),
-    ("direct_embedding", "from causefs.blocks import EmbeddingBlock; EmbeddingBlock(tol=-1)",
-     "tol=-1"),
-    ("direct_spectral", "from causefs.blocks import SpectralEmbeddingBlock; "
-                        "SpectralEmbeddingBlock(seed=-2)", "seed=-2"),
-    ("direct_confounders", "from causefs.blocks import ConfoundersBlock; "
-                           "ConfoundersBlock(irrelevant_tol='x')", "irrelevant_tol"),
-    ("direct_cvxpy", "from causefs.qp.cvxpy_backend import CvxpyBackend; "
-                     "CvxpyBackend(solver=3)", "solver=3"),
-    ("estimator_data_path", "from causefs.datasets import load_dataset; "
-                            "load_dataset('jaffe', data_home_path=['a'])", "['a']",
-     ("DatasetError", "InvalidParameterError")),
 ]:
     py_error("parameters", f"python_{name}", f"""
         from causefs import CauseFS
         from causefs.plugins import get_schedule
         X = np.random.default_rng(0).random((40, 6))
         report(lambda: {code})
+        """, expect, *kinds)
+
+for name, setup, call, expect, *kinds in [
+    ("direct_qp_backend", "from causefs.qp.gradient_projection_cg import "
+                          "GradientProjectionCGBackend as B", "B(rtol=-1)", "rtol=-1"),
+    ("direct_pg_backend", "from causefs.qp.projected_gradient import "
+                          "ProjectedGradientBackend as B", "B(patience=0)", "patience=0"),
+    ("direct_embedding", "from causefs.blocks import EmbeddingBlock as B", "B(tol=-1)",
+     "tol=-1"),
+    ("direct_spectral", "from causefs.blocks import SpectralEmbeddingBlock as B",
+     "B(seed=-2)", "seed=-2"),
+    ("direct_confounders", "from causefs.blocks import ConfoundersBlock as B",
+     "B(irrelevant_tol='x')", "irrelevant_tol"),
+    ("direct_cvxpy", "from causefs.qp.cvxpy_backend import CvxpyBackend as B",
+     "B(solver=3)", "solver=3"),
+    ("estimator_data_path", "from causefs.datasets import load_dataset",
+     "load_dataset('jaffe', data_home_path=['a'])", "['a']",
+     ("DatasetError", "InvalidParameterError")),
+]:
+    py_error("parameters", f"python_{name}", f"""
+        {setup}
+        report(lambda: {call})
         """, expect, *kinds)
 
 
@@ -944,10 +952,10 @@ def csv_link_to_system_file(env):
     link = env.scratch / "passwd.csv"
     if not link.exists():
         os.symlink("/etc/passwd", link)
-    secret = Path("/etc/passwd").read_text().splitlines()[0]
+    lines = [line for line in Path("/etc/passwd").read_text().splitlines() if len(line) > 12]
     code, out, err, s = env.cli("dataset=file", f"dataset.path={link}", *SHORT)
     verdict, detail = judge_cli_error((code, out, err, s), "passwd.csv")
-    if secret[:20] in err:
+    if any(line[:16] in err for line in lines):
         return ("poor" if verdict == "good" else verdict), f"echoes the file: {detail}"
     return verdict, detail
 
@@ -984,18 +992,21 @@ CauseFS(n_clusters=10, max_iter=30, verbose=True, random_state=0).fit(X)
         stamps = []
         start = time.perf_counter()
         limit = 150.0
-        os.set_blocking(proc.stdout.fileno(), False)
-        buffer = ""
-        while time.perf_counter() - start < limit and proc.poll() is None:
-            time.sleep(0.5)
-            chunk = proc.stdout.read() or ""
-            buffer += chunk
-            for line in chunk.splitlines():
+
+        def read():
+            for line in proc.stdout:
                 if line.strip():
                     stamps.append((time.perf_counter() - start, line.strip()))
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        logged = [s for s in stamps if not s[1].isdigit()]
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        reader.join(timeout=5)
+        logged = list(stamps)
         times = [0.0] + [t for t, _ in logged] + [min(limit, time.perf_counter() - start)]
         silence = max(b - a for a, b in zip(times, times[1:]))
         estimate = any("estimated" in line for _, line in logged)

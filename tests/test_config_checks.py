@@ -223,11 +223,11 @@ def test_user_errors_are_one_line_and_exit_2(tmp_path):
                     env={"CAUSEFS_DEBUG": "1", "HYDRA_FULL_ERROR": "1"})
     assert debug.returncode != 0 and "Traceback" in debug.stderr
     assert "ConfigError: evaluation.n_runs=0" in debug.stderr
-    # a multi-line message (an invalid schedule, found as the fit starts) on one line too
+    # an invalid schedule, found as the method is built (before the data)
     empty_loop = run_cli("schedule.name=mine", "schedule.loop=[]", f"hydra.run.dir={tmp_path}")
     assert empty_loop.returncode == 2
     assert empty_loop.stderr.strip().splitlines() == [
-        "causefs: error: invalid schedule: the loop has no block "
+        "causefs: error: schedule: the loop has no block "
         "(set CAUSEFS_DEBUG=1 for the traceback)"]
 
 

@@ -11,7 +11,9 @@ The whole configuration is checked (:mod:`causefs.app.config_checks`) before the
 loaded, and the data-bounded keys right after, so a bad key fails before any fit, in
 the first job of a sweep. A user error (bad key, missing or malformed data file, a
 memory budget that does not fit) is printed as one line ``causefs: error: ...`` with
-exit status 2; set ``CAUSEFS_DEBUG=1`` for the full traceback. Hydra is imported here
+exit status 2; set ``CAUSEFS_DEBUG=1`` for the full traceback. Warnings (an invalid store
+entry moved aside, an installed plugin that failed to load) are one line each too,
+``causefs: warning: ...``. Hydra is imported here
 and in :mod:`causefs.app.configs` only.
 """
 
@@ -21,6 +23,7 @@ import os
 import platform
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -179,21 +182,44 @@ def write(cfg: DictConfig, result: dict, output_dir: Path | None,
         print(f"stored as {store.put(result['key'], result)}")
 
 
-def run(cfg: DictConfig, output_dir: Path | None = None) -> dict:
+def run(cfg: DictConfig, output_dir: Path | None = None) -> dict | None:
     """Check the configuration, then fit, evaluate, report, and write the result (run
-    directory and store)."""
+    directory and store). With a store, a stored job is skipped (its result returned),
+    and so is a job another process is computing (None: it stores the result)."""
     absolute_paths(cfg)
     check_config(cfg)
     data = load(cfg)
     job = plan(cfg, data)
     if cfg.evaluation.enabled and data.y is None:
         print(f"no evaluation: dataset {data.name!r} has no labels")
-    store = ResultStore(cfg.store.dir) if cfg.store.enabled else None
-    if store is not None and not cfg.store.overwrite:
-        stored = store.lookup(job.key, job.spec)
-        if stored is not None:
-            print(f"result {job.key} already in {store.root}: skipped")
-            return stored
+    if not cfg.store.enabled:
+        return compute(cfg, job, data, output_dir, None)
+    store = ResultStore(cfg.store.dir)
+    stored = stored_result(cfg, store, job)
+    if stored is not None:
+        return stored
+    with store.claim(job.key) as claim:
+        if not claim.held:
+            print(f"result {job.key} is being computed by {claim.holder}: skipped (a re-run "
+                  "computes it if that process stops first)")
+            return None
+        stored = stored_result(cfg, store, job)  # stored meanwhile by another process
+        return stored if stored is not None else compute(cfg, job, data, output_dir, store)
+
+
+def stored_result(cfg: DictConfig, store: ResultStore, job: Job) -> dict | None:
+    """The stored result of ``job`` (None with ``store.overwrite`` or when not stored)."""
+    if cfg.store.overwrite:
+        return None
+    stored = store.lookup(job.key, job.spec)
+    if stored is not None:
+        print(f"result {job.key} already in {store.root}: skipped")
+    return stored
+
+
+def compute(cfg: DictConfig, job: Job, data: Dataset, output_dir: Path | None,
+            store: ResultStore | None) -> dict:
+    """Fit, evaluate, report, and write the result (run directory and ``store``)."""
     X = scale_features(np.asarray(data.X, dtype=float), cfg.preprocessing)
     result = {"key": job.key, "job": job.spec, "config": OmegaConf.to_container(cfg, resolve=True),
               "dataset": {"name": data.name, "source": data.source, "n_samples": X.shape[0],
@@ -242,8 +268,16 @@ def _main(cfg: DictConfig) -> None:
         sys.exit(2)
 
 
+def one_line_warning(message, category, filename, lineno, line=None) -> str:
+    """A warning as the command prints it: one line, ``causefs: warning: ...`` (the
+    library's warnings name the file, plugin or block they are about)."""
+    text = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    return f"causefs: warning: {category.__name__}: {text}\n"
+
+
 def main() -> None:
     """Console entry point (``causefs``)."""
+    warnings.formatwarning = one_line_warning  # before the plugins load and may warn
     register_configs()
     _main()
 
