@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .contracts import CHECKS, Contract
+from . import progress
 from .schedule import validate_blocks
 from .state import State
 from .validation import check_choice
@@ -94,6 +95,7 @@ class _Run:
     def step(self, block, iteration: int, phase: Sequence, last: bool) -> dict:
         before = self.state
         prints = self.contract.prints(before)
+        progress.phase(f"block {block.name!r} (iteration {iteration})")
         start = time.perf_counter()
         try:
             after = block.step(before)

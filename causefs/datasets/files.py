@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 import numbers
 import os
 import zipfile
@@ -72,20 +73,45 @@ def _orient(X, y, source):
 
 
 def _load_npz(path: Path) -> dict:
+    """The feature and label arrays of an .npz file, and only those: other members are
+    never decompressed, and a member whose header declares more data than the archive
+    holds is refused before anything is allocated."""
     # an .npz is a zip archive; anything else would reach numpy's pickle loader, whose
     # error suggests loading the file unsafely
     if not zipfile.is_zipfile(path):
         raise DatasetError(f"{path} is not an .npz file (not a zip archive)")
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            return {key: archive[key] for key in archive.files}
+        with zipfile.ZipFile(path) as archive:
+            members = {info.filename[:-4]: info for info in archive.infolist()
+                       if info.filename.endswith(".npy")}
+            wanted = [_pick(members, _FEATURE_KEYS, "feature", path),
+                      *[k for k in _LABEL_KEYS if k in members][:1]]
+            return {key: _read_member(archive, members[key], path) for key in wanted}
+    except DatasetError:
+        raise
     except ValueError as error:
-        if "pickle" in str(error):
-            raise DatasetError(f"{path} holds object (pickled) arrays, which are never "
-                               "loaded: store numeric arrays only") from None
         raise DatasetError(f"{path} is not a readable .npz file: {error}") from None
     except (zipfile.BadZipFile, OSError, EOFError) as error:
         raise DatasetError(f"{path} is truncated or corrupt: {error}") from None
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path):
+    """One array of an .npz archive, its header checked before its data is read."""
+    with archive.open(info) as member:
+        version = np.lib.format.read_magic(member)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, _, dtype = read_header(member)
+    if dtype.hasobject:
+        raise DatasetError(f"{path} holds object (pickled) arrays, which are never loaded: "
+                           "store numeric arrays only")
+    size = math.prod(shape) * dtype.itemsize
+    if size > info.file_size:
+        raise DatasetError(f"{path}: array {info.filename[:-4]!r} declares shape {shape} "
+                           f"({size} bytes) but the archive holds {info.file_size} bytes "
+                           "for it: the file is truncated or corrupt")
+    with archive.open(info) as member:
+        return np.lib.format.read_array(member, allow_pickle=False)
 
 
 def _load_mat(path: Path):
@@ -130,12 +156,20 @@ def _read_csv(path: Path) -> np.ndarray:
             try:
                 table[i, column] = float(cell)
             except ValueError:
-                raise DatasetError(f"{path}, line {line}, column {column + 1}: {cell!r} is "
-                                   "not a number") from None
+                raise DatasetError(f"{path}, line {line}, column {column + 1}: "
+                                   f"{_shown(cell)} is not a number") from None
             if not np.isfinite(table[i, column]):
-                raise DatasetError(f"{path}, line {line}, column {column + 1}: {cell!r} "
-                                   f"({_NOT_FINITE})")
+                raise DatasetError(f"{path}, line {line}, column {column + 1}: "
+                                   f"{_shown(cell)} ({_NOT_FINITE})")
     return table
+
+
+def _shown(cell: str, width: int = 12) -> str:
+    """A cell as an error shows it: whole if short, else its start and its length (a
+    file that is not data, such as a linked system file, is not echoed)."""
+    if len(cell) <= width:
+        return repr(cell)
+    return f"{cell[:8]!r}... ({len(cell)} characters)"
 
 
 def _numeric(row) -> bool:
