@@ -426,3 +426,55 @@ def test_a_relative_store_stays_put_when_hydra_changes_directory(tmp_path):
     assert all(o.returncode == 0 for o in outs), [o.stderr for o in outs]
     assert len(list((tmp_path / "rel" / "store").glob("*.json"))) == 1
     assert "already in" in outs[1].stdout
+
+
+#: a value other than the default for every key that can change a result, by the
+#: settings' meaning (docs/MODEL.md); only verbose, trace, check and memory_limit cannot
+OTHER_VALUES = {
+    "method.alpha": 2.0, "method.beta": 0.01, "method.lam": 0.5, "method.eps": 1e-6,
+    "method.n_neighbors": 4, "method.sigma": 0.3, "method.max_treatments": 3,
+    "method.sample_weights": "simplex", "schedule": "ablation_II", "kernel": "rbf",
+    "qp.rtol": 1e-6, "method.max_iter": 2, "method.tol": 0.001,
+    "method.max_granularity": 3, "method.treatment": "mean",
+    "method.mmd_normalization": "paper", "method.neighbor_algorithm": "exact",
+    "method.balance_form": "gram", "n_clusters": 3, "n_features_to_select": 3,
+    "preprocessing": "standard", "random_state": 1, "evaluation.n_runs": 3,
+    "evaluation.seed": 1, "evaluation.rhos": [3], "dataset.seed": 1,
+}
+
+
+def test_every_key_that_can_change_a_result_is_in_the_store_key(tmp_path):
+    """Two jobs that differ in one such key are two jobs: a key left out (as
+    max_treatments once was) would return one's result for the other."""
+    from omegaconf import OmegaConf
+
+    from causefs.app.cli import load, plan
+    from causefs.model.settings import affects_result, setting_names
+
+    shared = [*SYNTHETIC, *SETTINGS]
+    default = composed(*shared)
+    data = load(default)
+    base = plan(default, data).key
+    method_keys = {k.split(".", 1)[1] for k in OTHER_VALUES if k.startswith("method.")}
+    neutral = {"verbose", "trace", "check", "memory_limit"}
+    supplied = {"n_clusters", "n_features_to_select", "random_state", "preprocessing"}
+    parts = {"schedule", "kernel", "qp"}
+    assert {n for n in setting_names() if affects_result(n)} == \
+        method_keys | supplied | parts  # every setting that matters is varied here ...
+    assert set(setting_names()) - method_keys - supplied - parts == neutral
+
+    def key_with(key, value):
+        if key in ("schedule", "kernel"):  # another config group entry
+            cfg = composed(*shared, f"{key}={value}")
+        else:
+            cfg = default.copy()
+            OmegaConf.update(cfg, key, value)
+        return plan(cfg, load(cfg) if key.startswith("dataset.") else data).key
+
+    for key, value in OTHER_VALUES.items():
+        assert key_with(key, value) != base, f"{key}={value} is not in the store key"
+    for key, value in {"verbose": True, "trace": True, "check": "strict",
+                       "memory_limit": "8GB"}.items():  # ... the others leave it alone
+        cfg = default.copy()
+        OmegaConf.update(cfg, f"method.{key}", value)
+        assert plan(cfg, data).key == base

@@ -13,6 +13,7 @@ line and prefix the key's group (``method.alpha=-1: ...``).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import numbers
@@ -252,6 +253,7 @@ _ANNOTATION_CONSTRAINTS = {
 }
 
 
+@functools.lru_cache(maxsize=None)  # evaluating annotations is slow; a class keeps them
 def annotated_constraints(factory) -> dict:
     """``{option: constraints}`` from the type annotations of ``factory``'s keywords.
 
@@ -280,7 +282,7 @@ def annotated_constraints(factory) -> dict:
 def check_annotated(key: str, factory, options: Mapping) -> dict:
     """``options`` checked against ``factory``'s annotations (:func:`annotated_constraints`)
     and normalized, or an InvalidParameterError ``key.option=value: must be ...``."""
-    constraints = annotated_constraints(factory)
+    constraints = annotated_constraints(factory)  # read-only: shared by every call
     checked = dict(options)
     for name, value in options.items():
         if name in constraints:
