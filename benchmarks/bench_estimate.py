@@ -5,12 +5,15 @@
 
 Every case fits uniform random data of n x d (10 clusters, the default settings, one BLAS
 thread) in a fresh subprocess: the initialization blocks once and the loop blocks for
-``--iterations`` iterations, each block timed in CPU seconds (``time.process_time``),
-beside the seconds :mod:`causefs.budget` estimates for it from the parts' cost
-declarations (:meth:`causefs.core.parts.Part.cost`). The report prints the ratio
-estimate / measured per block and for the whole fit (the loop scaled to ``max_iter``):
-the estimate is an order of magnitude, and a fit that takes minutes must be announced
-as one. Results are written atomically to ``--out/<n>x<d>.json``; a re-run resumes.
+``--iterations`` iterations, each block timed in CPU seconds (``time.process_time``).
+The report sets beside them the seconds :mod:`causefs.budget` estimates for each block
+from the parts' cost declarations (:meth:`causefs.core.parts.Part.cost`) of the code it
+runs with, so one set of measurements compares the estimates of two checkouts
+(``PYTHONPATH=<other checkout> python benchmarks/bench_estimate.py report``), and the
+ratio estimate / measured per block and for the whole fit (the loop scaled to
+``max_iter``): the estimate is an order of magnitude, and a fit that takes minutes must
+be announced as one. Results are written atomically to ``--out/<n>x<d>.json``; a re-run
+resumes.
 """
 
 from __future__ import annotations
@@ -30,33 +33,45 @@ CASE = r"""
 import json, sys, time
 import numpy as np
 from causefs import CauseFS
-from causefs.budget import runtime
 from causefs.core.state import State
-from causefs.engine import build_parts, estimate, fit_size, make_problem
+from causefs.engine import build_parts, make_problem
 
 n, d, iterations = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 X = np.random.default_rng(0).random((n, d))
 settings = CauseFS(n_clusters=10, random_state=0).settings()
 parts = build_parts(settings, seed=0)
-size = fit_size(n, d, settings, parts)
-product = parts.kernel.cost(size)
-
-def estimated(block):
-    cost = block.cost(size)
-    return runtime.seconds(cost.flops + cost.balance_products * product.flops,
-                           cost.ops + cost.balance_products * product.ops)
-
 state = State(make_problem(X, settings, parts, seed=0))
 rows = []
 for iteration, blocks in [(0, parts.init)] + [(i, parts.loop) for i in range(1, iterations + 1)]:
     for block in blocks:
         start = time.process_time()
         state = block.step(state)
-        rows.append({"iteration": iteration, "block": block.name, "cpu": time.process_time() - start,
-                     "estimate": estimated(block)})
+        rows.append({"iteration": iteration, "block": block.name,
+                     "cpu": time.process_time() - start})
 print(json.dumps({"n": n, "d": d, "iterations": iterations, "max_iter": settings.max_iter,
-                  "fit_estimate": estimate(n, d, settings, parts).seconds, "blocks": rows}))
+                  "blocks": rows}))
 """
+
+
+def estimates(n: int, d: int) -> tuple[dict, float]:
+    """Estimated seconds of one step of every block (by phase and name) of the default
+    fit of n x d, and of the whole fit, by the code on the path."""
+    from causefs import CauseFS
+    from causefs.budget import runtime
+    from causefs.engine import build_parts, estimate, fit_size
+
+    settings = CauseFS(n_clusters=10, random_state=0).settings()
+    parts = build_parts(settings, seed=0)
+    size = fit_size(n, d, settings, parts)
+    product = parts.kernel.cost(size)
+    seconds = {}
+    for loop, blocks in ((False, parts.init), (True, parts.loop)):
+        for block in blocks:
+            cost = block.cost(size)
+            seconds[loop, block.name] = runtime.seconds(
+                cost.flops + cost.balance_products * product.flops,
+                cost.ops + cost.balance_products * product.ops)
+    return seconds, estimate(n, d, settings, parts).seconds
 
 
 def run(sizes, iterations: int, out: Path) -> None:
@@ -76,10 +91,14 @@ def run(sizes, iterations: int, out: Path) -> None:
 
 
 def report(out: Path) -> None:
+    import causefs
+
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python "
-          f"{platform.python_version()}; one BLAS thread; CPU seconds")
+          f"{platform.python_version()}; one BLAS thread; CPU seconds; estimates of "
+          f"{Path(causefs.__file__).parent.parent}")
     for path in sorted(out.glob("*.json"), key=lambda p: [int(v) for v in p.stem.split("x")]):
         case = json.loads(path.read_text())
+        estimated, fit_estimate = estimates(case["n"], case["d"])
         print(f"\n### n = {case['n']}, d = {case['d']}\n")
         print("| block | measured CPU s (init; mean per iteration) | estimated s | "
               "estimate / measured |")
@@ -90,11 +109,11 @@ def report(out: Path) -> None:
             rows = [r for r in case["blocks"] if r["block"] == name and (r["iteration"] > 0) == loop]
             cpu = sum(r["cpu"] for r in rows) / len(rows)
             total += cpu * (case["max_iter"] if loop else 1)
-            ratio = rows[0]["estimate"] / cpu if cpu > 0.05 else float("nan")
+            ratio = estimated[loop, name] / cpu if cpu > 0.05 else float("nan")
             print(f"| {'loop' if loop else 'init'} {name} | {cpu:.2f} | "
-                  f"{rows[0]['estimate']:.2f} | {ratio:.2f} |")
+                  f"{estimated[loop, name]:.2f} | {ratio:.2f} |")
         print(f"| whole fit ({case['max_iter']} iterations, extrapolated) | {total:.0f} | "
-              f"{case['fit_estimate']:.0f} | {case['fit_estimate'] / total:.2f} |")
+              f"{fit_estimate:.0f} | {fit_estimate / total:.2f} |")
 
 
 def main(argv=None) -> None:

@@ -7,29 +7,41 @@ import math
 from ..core.parts import Cost
 
 _FLOAT = 8
+#: operations per point of an HNSW index built and searched (and the local-search round
+#: and closed form that follow), per graph and per dimension searched; measured on
+#: n = 10,000 to 40,000 points of 8 and 50 dimensions (benchmarks/bench_estimate.py)
+HNSW_POINT_OPS, HNSW_DIM_OPS = 4500.0, 560.0
+#: operations per point, candidate and dimension of a warm-started local search with its
+#: closed form (same measurements)
+UPDATE_OPS = 60.0
 
 
-def graph_cost(size, count: int, *, fresh: bool) -> Cost:
+def graph_cost(size, count: int, *, fresh: bool, priors: int = 1) -> Cost:
     """``count`` adaptive graphs of a fit of ``size`` (:class:`~causefs.model.fit_size.FitSize`).
 
-    A fresh graph searches the data's d dimensions from nothing (exact, or an HNSW
-    index); an update searches the h dimensions of an embedding, warm-started from the
-    graph it replaces. Memory: the candidate table joined with the prior's support.
+    Fresh graphs search the data's d dimensions between them (the fused graph all of
+    them, the granular graphs a group each) from nothing: exactly, or with an HNSW index
+    and a round of local search. An update searches the h dimensions of an embedding,
+    warm-started from the graph it replaces, among the candidates joined with the
+    supports of its ``priors`` graphs (G for S[m]; the M graphs S[m] for G). Memory: the
+    candidate table.
     """
     n, d, h = size.n_samples, size.n_features, size.n_clusters
-    c, M = size.n_neighbors + 1, size.n_granularities
+    k, M = size.n_neighbors, size.n_granularities
+    width = k + 1 + priors * k  # kNN candidates plus the priors' supports
+    searched = d if fresh else count * h
     if size.exact_search:  # distances (BLAS) and the selection of the nearest
-        flops = 2.0 * n * n * (d if fresh else h)
-        ops = 3.0 * n * n
-    else:  # HNSW build and search; or a local search from the previous graph
+        flops = 2.0 * n * n * searched
+        ops = 3.0 * n * n * count
+    elif fresh:
         flops = 0.0
-        ops = (n * math.log2(max(n, 2)) * d * 30.0 if fresh
-               else n * (c + 4 * c * c) * (h + 5.0))
-    width = c + M * size.n_neighbors  # kNN candidates plus the prior's support
-    memory = 6 * n * width * _FLOAT + 2 * n * max(h, 1) * _FLOAT
+        ops = n * math.log2(max(n, 2)) * (HNSW_POINT_OPS * count + HNSW_DIM_OPS * searched)
+    else:
+        flops = 0.0
+        ops = UPDATE_OPS * n * width * (searched + 5.0 * count)
+    memory = 6 * n * (k + 1 + M * k) * _FLOAT + 2 * n * max(h, 1) * _FLOAT
     advice = {}
     if size.settings.neighbor_algorithm == "all":
         memory = 5 * n * n * _FLOAT
         advice = {"graph_candidates": "use a kNN candidate search: neighbor_algorithm='auto'"}
-    return Cost(flops=count * flops, ops=count * ops,
-                memory={"graph_candidates": memory}, advice=advice)
+    return Cost(flops=flops, ops=ops, memory={"graph_candidates": memory}, advice=advice)

@@ -102,7 +102,11 @@ class SampleWeightsBlock(Block):
         self.precision = check_choice("precision", precision, PRECISIONS)
 
     def cost(self, size) -> Cost:
-        return Cost(balance_products=self.PRODUCTS_PER_STEP if size.balance else 0.0)
+        """Its balance products, and the granular graphs' sparse Hessian it builds
+        (M n k entries) with the solve's vector operations."""
+        n, k = size.n_samples, size.n_neighbors
+        return Cost(balance_products=self.PRODUCTS_PER_STEP if size.balance else 0.0,
+                    ops=200.0 * n * (size.n_granularities * k + 2))
 
     def step(self, state: State) -> State:
         exact = sample_weight_qp(state)
