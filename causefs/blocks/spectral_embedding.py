@@ -75,10 +75,11 @@ class SpectralEmbeddingBlock(Block):
 
     def cost(self, size) -> Cost:
         """LOBPCG's sparse products and Rayleigh-Ritz steps: its iterations grow with n
-        (the graph's conditioning), n^1.7 h operations as measured from n = 10,000 to
-        160,000 (benchmarks/bench_estimate.py); the block vectors in memory."""
+        (the graph's conditioning), about 55 h n^1.6 operations as measured from n =
+        10,000 to 160,000 (within 0.7x to 1.5x; benchmarks/bench_estimate.py); the block
+        vectors in memory."""
         n, h = size.n_samples, size.n_clusters
-        return Cost(ops=26.0 * h * n**1.7, memory={"spectral_embedding": 12 * n * h * 8})
+        return Cost(ops=55.0 * h * n**1.6, memory={"spectral_embedding": 12 * n * h * 8})
 
     def step(self, state: State) -> State:
         return state.replace(F=smallest_eigenvectors(state.G, state.problem.n_clusters,
