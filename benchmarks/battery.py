@@ -337,7 +337,7 @@ def store_key_normalised(env):
     store = env.scratch / "store-normalised"
     common = [*SMALL, *SHORT, "store.enabled=true", f"store.dir={store}"]
     runs = [env.cli(*common), env.cli(*common, "method.alpha=1"),
-            env.cli(*common, "method.beta=0.0001", "qp.max_iter=5000.0"),
+            env.cli(*common, "method.beta=0.0001", "qp.max_iter=5000"),
             env.cli(*common, "qp.rtol=1.0e-09", "method.lam=1")]
     if any(r[0] is None for r in runs):
         return "hang", "timed out"
