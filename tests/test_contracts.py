@@ -1,5 +1,6 @@
 """Run-time contracts: explicit resources, the generic scheduler and its checks."""
 
+import re
 import warnings
 
 import numpy as np
@@ -191,6 +192,28 @@ def test_declared_writes_left_unset_are_named_at_every_level(blobs, check):
     with pytest.raises(BlockContractError, match=r"block 'lazy' .iteration 0. declares writes "
                                                  r"\('G', 'xi'\) but left \['G', 'xi'\] unset"):
         with_block(None, loop=FULL_LOOP, init=init).set_params(check=check).fit(blobs[0])
+
+
+@pytest.mark.parametrize("field", ["W", "F", "S"])
+def test_a_write_of_the_wrong_shape_is_named_with_its_block(blobs, field):
+    """A block that writes a variable in another shape than STATE_FIELDS gives it (here
+    one sample or one column short) is named, not the objective or a later block that
+    trips over it."""
+    n, d, h = blobs[0].shape[0], blobs[0].shape[1], 3
+    expected = {"W": (d, h), "F": (n, h), "S": (n, n)}[field]
+
+    def step(self, state):
+        value = getattr(state, field)
+        cut = tuple(g[:-1, :-1] for g in value) if field == "S" else value[:, :-1]
+        return state.replace(**{field: cut})
+
+    kind = "structural" if field == "S" else "descent"
+    bent = type("Bent", (Block,), {"name": "bent", "kind": kind, "reads": (field,),
+                                   "writes": (field,), "step": step})()
+    with pytest.raises(BlockContractError, match=rf"block 'bent' .iteration 1. wrote "
+                                                 rf"'{field}' of shape .*must be "
+                                                 rf"{re.escape(str(expected))}"):
+        with_block(bent).fit(blobs[0])
 
 
 def poisoned(field, iteration=2):

@@ -8,8 +8,8 @@ monotonicity").
 
 What each checking level checks (:func:`causefs.core.scheduler.run_schedule`):
 
-* every level: a State of the same problem, the declared writes set (the names, not the
-  values: :func:`check_writes`), no NaN or infinity written (:func:`check_finite`, one
+* every level: a State of the same problem, the declared writes set in their shapes (not
+  the values: :func:`check_writes`), no NaN or infinity written (:func:`check_finite`, one
   pass over what the block wrote), and, on the iterations of :func:`checks_descent`, the
   descent of every descent block, a rise above :data:`DESCENT_WARN_RTOL` of the
   objective's scale reported as a :class:`DescentWarning` naming the block;
@@ -85,13 +85,30 @@ def check_returned_state(block, before: State, after, iteration=None) -> None:
         raise BlockContractError(f"{where(block, iteration)} replaced the problem")
 
 
+def variable_shapes(problem) -> dict:
+    """The shape of every variable of :data:`~causefs.core.state.STATE_FIELDS` whose shape
+    the problem fixes (of each graph for the tuples S and gamma; nu's length M varies)."""
+    (n, d), h = problem.X.shape, problem.n_clusters
+    return {"W": (d, h), "D": (d,), "F": (n, h), "mu": (n,), "S": (n, n), "gamma": (n,),
+            "G": (n, n), "xi": (n,), "groups": (d,), "K": (d, d)}
+
+
 def check_writes(block, after: State, iteration=None) -> None:
-    """Every variable ``block`` declares in ``writes`` is set in ``after`` (cheap: the
-    names, not the values)."""
+    """Every variable ``block`` declares in ``writes`` is set in ``after``, in the shape
+    the problem gives it (cheap: the names and shapes, not the values)."""
     unset = [name for name in block.writes if getattr(after, name) is None]
     if unset:
         raise BlockContractError(f"{where(block, iteration)} declares writes {block.writes} "
                                  f"but left {unset} unset")
+    shapes = variable_shapes(after.problem)
+    for name in block.writes:
+        value = getattr(after, name)
+        found = {np.shape(v) for v in (value if isinstance(value, tuple) else (value,))}
+        if name in shapes and found != {shapes[name]}:
+            raise BlockContractError(
+                f"{where(block, iteration)} wrote {name!r} of shape "
+                f"{', '.join(map(str, sorted(found)))}; it must be {shapes[name]} "
+                f"({STATE_FIELDS[name]})")
 
 
 def _finite(value) -> bool:
