@@ -119,7 +119,11 @@ def report(fn):
             warnings.simplefilter("always")
             value = fn()
     except BaseException as error:
-        print("RAISED", type(error).__name__, "|", str(error).replace(chr(10), " \\\\n "))
+        # the notes a traceback shows after the message (a block's name, added by the
+        # scheduler to an exception raised inside the block) count as part of it
+        notes = "".join(f" [{note}]" for note in getattr(error, "__notes__", ()))
+        print("RAISED", type(error).__name__, "|",
+              str(error).replace(chr(10), " \\\\n ") + notes)
         print("MRO", " ".join(c.__name__ for c in type(error).__mro__))
         print("LINES", len(str(error).splitlines()))
         return
@@ -839,10 +843,6 @@ for name, code, loop, expect, kinds, extra in [
     py_error("contracts", name, CONTRACT_PRELUDE + textwrap.dedent(code) + f"""
 report(lambda: fit({loop}{', ' + extra if extra else ''}))
 """, expect, kinds)
-
-
-def _notes_of_traceback(name):
-    """An exception inside a block: its message or notes name the block."""
 
 
 @case("contracts", "descent_violation_default")
