@@ -42,8 +42,19 @@ def load_case(name: str):
     from causefs.datasets import load_dataset, make_causal
 
     if name.startswith("synthetic:"):
-        n, d = (int(v) for v in name.split(":")[1].split("x"))
-        data = make_causal(n, d, n_clusters=10, n_causal=20, n_spurious=20, seed=0)
+        shape, _, clusters = name.split(":", 1)[1].partition(":")
+        n, d = (int(v) for v in shape.split("x"))
+        data = make_causal(n, d, n_clusters=int(clusters or 10), n_causal=min(20, d // 4),
+                           n_spurious=min(20, d // 4), seed=0)
+    elif name == "digits":
+        from sklearn.datasets import load_digits
+
+        return load_digits(return_X_y=True)
+    elif ":" in name:  # <dataset>:<m>, m samples drawn without replacement (seed 0)
+        dataset, m = name.split(":")
+        data = load_dataset(dataset)
+        rows = np.sort(np.random.default_rng(0).choice(data.X.shape[0], int(m), replace=False))
+        return data.X[rows], data.y[rows]
     else:
         data = load_dataset(name)
     return data.X, data.y

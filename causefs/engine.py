@@ -24,12 +24,14 @@ from .model.fit_size import FitSize
 from .model.objective import CauseFSObjective
 from .model.problem import Problem
 from .model.settings import Settings, check_setting
+from .model.stopping import SelectionStable
 from .model.treatment_coding import treatment_coding
 from .plugins.registry import get_block, get_schedule, make_kernel, make_qp_backend
 from .qp import QPBackend
 
-#: objective weights a schedule may fix in its ``params`` (ablation I sets ``beta: 0``)
-SCHEDULE_PARAMS = ("alpha", "beta", "lam", "eps")
+#: settings a schedule may fix in its ``params``: objective weights (ablation I sets
+#: ``beta: 0``) and how the loop runs (the paper's loop sets ``structure_iter: null``)
+SCHEDULE_PARAMS = ("alpha", "beta", "lam", "eps", "structure_iter", "patience")
 
 
 def _name_and_options(spec, what: str) -> tuple[str, dict]:
@@ -116,11 +118,15 @@ class Parts:
     loop: tuple
     kernel: Kernel
     qp: QPBackend
-    #: the objective weights the schedule fixes (:data:`SCHEDULE_PARAMS`)
-    weights: Mapping
+    #: the settings the schedule fixes (:data:`SCHEDULE_PARAMS`)
+    params: Mapping
+
+    def settings(self, settings: Settings) -> Settings:
+        """``settings`` with the schedule's ``params`` applied."""
+        return settings.replace(**self.params) if self.params else settings
 
 
-def schedule_weights(schedule: Schedule) -> dict:
+def schedule_params(schedule: Schedule) -> dict:
     """The schedule's ``params``, checked by the rules of the settings of those names."""
     unknown = sorted(set(schedule.params) - set(SCHEDULE_PARAMS))
     if unknown:
@@ -142,7 +148,7 @@ def build_parts(settings: Settings, seed: int = 0) -> Parts:
     validate_blocks(init, loop)  # the order, before any data (the objective's needs: at fit)
     return Parts(schedule=schedule, init=init, loop=loop,
                  kernel=resolve_kernel(settings.kernel), qp=qp,
-                 weights=schedule_weights(schedule))
+                 params=schedule_params(schedule))
 
 
 def part_spec(part) -> dict:
@@ -165,13 +171,13 @@ def schedule_spec(parts: Parts) -> dict:
     return {"name": schedule.name,
             "init": [entry(e, b) for e, b in zip(schedule.init, parts.init)],
             "loop": [entry(e, b) for e, b in zip(schedule.loop, parts.loop)],
-            "params": dict(parts.weights)}
+            "params": dict(parts.params)}
 
 
 def fit_size(n_samples: int, n_features: int, settings: Settings, parts: Parts) -> FitSize:
     """The size of a fit as the parts' cost declarations see it."""
-    beta = parts.weights.get("beta", settings.beta)
-    return FitSize(n_samples, n_features, settings, balance=beta != 0)
+    return FitSize(n_samples, n_features, settings,
+                   balance=parts.settings(settings).beta != 0)
 
 
 def estimate(n_samples: int, n_features: int, settings: Settings,
@@ -186,24 +192,36 @@ def estimate(n_samples: int, n_features: int, settings: Settings,
 def make_problem(X: np.ndarray, settings: Settings, parts: Parts, seed: int = 0) -> Problem:
     """The problem of preprocessed data ``X`` (n, d) without constant features: the
     settings' weights, overridden by the schedule's ``params``."""
-    weights = {name: getattr(settings, name) for name in SCHEDULE_PARAMS}
-    weights.update(parts.weights)
+    settings = parts.settings(settings)
     return Problem(X=X, coding=treatment_coding(X, settings.treatment,
                                                 settings.mmd_normalization),
                    n_clusters=settings.n_clusters, n_neighbors=settings.n_neighbors,
-                   sample_weights=settings.sample_weights,
-                   balance=balance_of(parts.kernel, settings.balance_form, seed), **weights)
+                   sample_weights=settings.sample_weights, alpha=settings.alpha,
+                   beta=settings.beta, lam=settings.lam, eps=settings.eps,
+                   balance=balance_of(parts.kernel, settings.balance_form, seed))
+
+
+def stopping_rules(settings: Settings, n_selected: int | None) -> list:
+    """The rules besides the objective's change: the top ``n_selected`` features stable
+    for ``patience`` iterations (when both are set)."""
+    if settings.patience is None or not n_selected:
+        return []
+    return [SelectionStable(n_selected, settings.patience)]
 
 
 def run_cause_fs(X: np.ndarray, settings: Settings, *, seed: int = 0, parts: Parts | None = None,
-                 callback: Callable | None = None) -> FitResult:
+                 n_selected: int | None = None, callback: Callable | None = None) -> FitResult:
     """Run CAUSE-FS on preprocessed data ``X`` (n, d) without constant features.
 
     ``seed`` seeds every random choice of the blocks and the kernel; ``parts`` are
-    :func:`build_parts`'s (built here when not given).
+    :func:`build_parts`'s (built here when not given); ``n_selected`` is the number of
+    features selected (the selection-stability rule watches them).
     """
     parts = parts if parts is not None else build_parts(settings, seed)
     problem = make_problem(X, settings, parts, seed)
+    settings = parts.settings(settings)
     return run_schedule(State(problem), parts.init, parts.loop, objective=CauseFSObjective(),
-                        max_iter=settings.max_iter, tol=settings.tol, callback=callback,
+                        max_iter=settings.max_iter, tol=settings.tol,
+                        stopping=stopping_rules(settings, n_selected),
+                        structure_iter=settings.structure_iter, callback=callback,
                         trace=settings.trace, check=settings.check)

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -106,6 +107,15 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Most loop iterations (the authors' demo runs 30).
     tol : float, default=1e-5
         Stop when the objective's relative change between iterations is below tol.
+    patience : int or None, default=3
+        Also stop when the ``n_features_to_select`` best features have been the same
+        after ``patience`` consecutive iterations (None: the objective's change only).
+    structure_iter : int or None, default=3
+        The structural blocks (regrouping the features, re-selecting the confounders)
+        run in the first ``structure_iter`` iterations, or until a stopping rule is first
+        met; the structure is then frozen and the rules start over on the frozen
+        objective. None runs them every iteration, as the paper's Algorithm 1 (its
+        objective then oscillates with the structure: docs/MODEL.md, "Convergence").
     preprocessing : {"minmax", "standard", "none"}, default="minmax"
         Per-feature scaling applied in ``fit``.
     max_granularity : int, default=10
@@ -116,12 +126,15 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Treatment coding ``a_r`` (see
         :func:`causefs.model.treatment_coding.treatment_coding`).
     neighbor_algorithm : str, default="auto"
-        Nearest-neighbour search for graph candidates: ``auto`` (exact NumPy search up
-        to n = 1000 samples; above, a local search warm-started from the graph being
-        replaced, or a faiss HNSW index where there is none yet beyond n = 5000),
-        ``approximate`` (those approximate searches at every n), ``exact``,
-        scikit-learn's algorithms (``brute``, ``kd_tree``, ``ball_tree``), or ``all``
-        for the dense paper-literal reference.
+        Nearest-neighbour search for graph candidates: ``auto`` is exact up to 5000
+        samples, and up to 10,000 for points of at most 32 dimensions (the graph updates
+        search the n_clusters-dimensional embeddings: a k-d tree); beyond it is
+        approximate (a local search warm-started from the graph being replaced, or a
+        faiss HNSW index where there is none yet; recall measured inside fits in
+        docs/PERFORMANCE.md); ``approximate`` (those approximate
+        searches at every n), ``exact`` (brute force), ``kd_tree`` (exact),
+        scikit-learn's ``brute`` and ``ball_tree``, or ``all`` for the dense
+        paper-literal reference.
     balance_form : {"auto", "products", "gram"}, default="auto"
         How the mu problem holds the balance Hessian H: ``products`` only multiplies by
         it (matrix-free, memory linear in n); ``gram`` forms it once per confounder set as
@@ -178,7 +191,13 @@ class CauseFS(SelectorMixin, BaseEstimator):
     n_iter_ : int
         Loop iterations run.
     converged_ : bool
-        Whether the objective's relative change fell below ``tol`` within ``max_iter``.
+        Whether a stopping rule (``tol`` or ``patience``) was met within ``max_iter``;
+        when not, the fit warns (:class:`sklearn.exceptions.ConvergenceWarning`).
+    stop_reason_ : str
+        The rule that stopped the loop, or ``"max_iter reached"``.
+    structure_frozen_at_ : int or None
+        The last iteration in which the structural blocks ran, when the structure was
+        frozen before the loop ended.
     memory_estimate_ : int
         Estimated peak bytes of the fit (checked against ``memory_limit``).
     time_estimate_ : float
@@ -200,7 +219,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
                  max_treatments=DEFAULTS.max_treatments,
                  sample_weights=DEFAULTS.sample_weights, schedule=DEFAULTS.schedule,
                  kernel=DEFAULTS.kernel, qp=DEFAULTS.qp, max_iter=DEFAULTS.max_iter,
-                 tol=DEFAULTS.tol, preprocessing=DEFAULTS.preprocessing,
+                 tol=DEFAULTS.tol, patience=DEFAULTS.patience,
+                 structure_iter=DEFAULTS.structure_iter, preprocessing=DEFAULTS.preprocessing,
                  max_granularity=DEFAULTS.max_granularity, treatment=DEFAULTS.treatment,
                  mmd_normalization=DEFAULTS.mmd_normalization,
                  neighbor_algorithm=DEFAULTS.neighbor_algorithm,
@@ -222,6 +242,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.qp = qp
         self.max_iter = max_iter
         self.tol = tol
+        self.patience = patience
+        self.structure_iter = structure_iter
         self.preprocessing = preprocessing
         self.max_granularity = max_granularity
         self.treatment = treatment
@@ -273,12 +295,18 @@ class CauseFS(SelectorMixin, BaseEstimator):
         try:
             with fit_threads(), Heartbeat(logger):  # a long block is logged as it runs
                 result = run_cause_fs(X_active, settings, seed=seed, parts=parts,
+                                      n_selected=min(n_selected, active.size),
                                       callback=callback)
         finally:
             if bar is not None:
                 bar.close()
         self._store(result, active, X.shape[1], n_selected)
         self._warn_if_collapsed(result.state.W, settings.eps)
+        if not result.converged and settings.max_iter > 0:
+            warnings.warn(f"no stopping rule was met in max_iter={settings.max_iter} "
+                          "iterations: the selection may still change with more (raise "
+                          "max_iter, or see docs/MODEL.md, 'Convergence')",
+                          ConvergenceWarning, stacklevel=2)
         return self
 
     def _estimate(self, n, d, settings, parts) -> None:
@@ -320,6 +348,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.trace_ = result.trace
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
+        self.stop_reason_ = result.stop_reason
+        self.structure_frozen_at_ = result.structure_frozen_at
 
     @staticmethod
     def _warn_if_collapsed(W, eps) -> None:

@@ -139,6 +139,9 @@ def test_cli_runs_on_the_embedded_default(tmp_path):
     assert result["dataset"]["name"] == "digits"
     assert len(result["selected_features"]) == 20
     assert len(result["objective_history"]) == 3
+    # two iterations end no loop by a rule: the result says so
+    assert (result["converged"], result["stop_reason"]) == (False, "max_iter reached")
+    assert "2 iterations (max_iter reached" in out.stdout
     assert set(result["metrics"]) == {"selected", "all_features"}
     assert "selected features (best first)" in out.stdout
     assert "k-means on top 20 features (2 runs): ACC" in out.stdout

@@ -10,6 +10,7 @@ import logging
 import numpy as np
 import pytest
 from scipy.cluster.hierarchy import fcluster, linkage
+from sklearn.datasets import make_blobs
 from sklearn.metrics import calinski_harabasz_score
 
 from causefs import CauseFS
@@ -173,6 +174,38 @@ def test_the_fit_runs_with_one_blas_thread_and_restores_the_callers():
     after = {info["filepath"]: info["num_threads"] for info in threadpool_info()}
     assert set(inside.values()) == {1}
     assert after == before
+
+
+def test_parallel_work_keeps_blas_on_one_thread_and_the_items_order():
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from causefs.numerics.threads import caller_threads, fit_threads, parallel_map, threads_for
+
+    def inside(item):
+        with threads_for(1e12):  # would widen outside a worker
+            blas = {info["num_threads"] for info in threadpool_info()
+                    if info["user_api"] == "blas"}
+        return item, caller_threads(), blas
+
+    with threadpool_limits(limits=2), fit_threads():
+        assert caller_threads() == 2
+        results = parallel_map(inside, range(7))
+    assert [item for item, _, _ in results] == list(range(7))
+    assert all(threads == 1 and blas <= {1} for _, threads, blas in results)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_fit_selects_the_same_features_on_one_thread_and_on_two():
+    from threadpoolctl import threadpool_limits
+
+    X, _ = make_blobs(n_samples=1200, n_features=12, centers=3, random_state=0)
+    fits = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads):
+            fits.append(CauseFS(n_clusters=3, n_features_to_select=4, max_iter=4,
+                                max_granularity=3, random_state=0).fit(X))
+    assert np.array_equal(fits[0].scores_, fits[1].scores_)
+    assert fits[0].n_iter_ == fits[1].n_iter_
 
 
 def test_granularity_rebuilds_only_the_graphs_of_changed_groups(blobs):

@@ -7,7 +7,7 @@ import numpy as np
 from ..core.parts import Cost
 from ..core.state import State
 from ..core.validation import Interval, check_value
-from ..numerics.laplacian import laplacian_matmul, symmetric_degree
+from ..numerics.laplacian import laplacian_matrix, symmetric_degree
 from .base import Block
 
 
@@ -68,17 +68,18 @@ class EmbeddingBlock(Block):
     def step(self, state: State) -> State:
         p = state.problem
         B = p.alpha * (state.mu[:, None] * (p.X @ state.W))
-        shift = 2.0 * symmetric_degree(state.G).max()  # eta - alpha
+        L = laplacian_matrix(state.G)  # formed once: every inner iteration multiplies by it
+        shift = 2.0 * symmetric_degree(state.G).max()  # eta - alpha (Gershgorin)
 
         def value(F, LF):  # Tr(F'L F) - 2 Tr(F'B); alpha Tr(F'F) = alpha h is constant
             return float(np.einsum("ij,ij->", F, LF) - 2.0 * np.einsum("ij,ij->", F, B))
 
         F = state.F
-        LF = laplacian_matmul(state.G, F)
+        LF = L @ F
         current = value(F, LF)
         for _ in range(self.max_iter):
             F_new = polar_factor(shift * F - LF + B)
-            LF_new = laplacian_matmul(state.G, F_new)
+            LF_new = L @ F_new
             new = value(F_new, LF_new)
             if new > current:  # rounding only: GPI is monotone
                 break

@@ -9,6 +9,7 @@ from ..core.state import State
 from ..model.objective import group_embedding
 from ..model.settings import DEFAULTS, check_setting
 from ..numerics.adaptive_graphs import adaptive_graph, check_adaptive_update
+from ..numerics.threads import parallel_map
 from .base import Block
 from .graph_cost import graph_cost
 
@@ -18,31 +19,31 @@ def granular_graphs(state: State, groups, nu, algorithm: str, previous=None, kee
 
     ``tau_ij = 1/2 ||mu_i x_i R_m W - mu_j x_j R_m W||^2 - nu_m G_ij``; shared by the S
     block and the granularity block, which rebuilds the graphs for new groups;
-    ``algorithm`` is the candidate search. ``previous`` (the current ``(S, gamma)`` tuples) selects the monotone update;
-    ``keep`` lists groups whose current graph is kept as it is.
+    ``algorithm`` is the candidate search. ``previous`` (the current ``(S, gamma)``
+    tuples) selects the monotone update; ``keep`` lists groups whose current graph is
+    kept as it is. The graphs are independent: they are built in parallel on the
+    caller's threads.
     """
     p = state.problem
     old_graphs, old_gammas = state.S or (), state.gamma or ()
     state_groups = state.groups
     same_groups = state_groups is not None and np.array_equal(groups, state_groups)
     state = state.replace(groups=groups, nu=nu)
-    graphs, gammas = [], []
-    for m in range(len(nu)):
+
+    def build(m):
         if m in keep:
-            graphs.append(old_graphs[m])
-            gammas.append(old_gammas[m])
-            continue
+            return old_graphs[m], old_gammas[m]
         prior = nu[m] * state.G if nu[m] > 0 else None
         # the old graph of the same group seeds the search (and keeps the block a descent
         # block); after a regrouping, the old graph of the group sharing most features
         warm = [old_graphs[m] if same_groups else _closest_old_graph(
             groups == m, state_groups, old_graphs)] if len(old_graphs) else []
-        S, gamma = adaptive_graph(group_embedding(state, m), p.n_neighbors, prior, algorithm,
-                                  None if previous is None else (previous[0][m], previous[1][m]),
-                                  warm=warm)
-        graphs.append(S)
-        gammas.append(gamma)
-    return tuple(graphs), tuple(gammas)
+        return adaptive_graph(group_embedding(state, m), p.n_neighbors, prior, algorithm,
+                              None if previous is None else (previous[0][m], previous[1][m]),
+                              warm=warm)
+
+    built = parallel_map(build, range(len(nu)))
+    return tuple(S for S, _ in built), tuple(gamma for _, gamma in built)
 
 
 def _closest_old_graph(members: np.ndarray, old_groups, old_graphs):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ..core.parts import Cost
+from ..numerics.neighbors import FRESH_EXACT_N, resolve_algorithm
 
 _FLOAT = 8
 #: operations per point of an HNSW index built and searched (and the local-search round
@@ -16,28 +17,35 @@ HNSW_POINT_OPS, HNSW_DIM_OPS = 4500.0, 560.0
 UPDATE_OPS = 60.0
 
 
-def graph_cost(size, count: int, *, fresh: bool, priors: int = 1) -> Cost:
+def graph_cost(size, count: int, *, fresh: bool, priors: int = 1, seeded: bool = False) -> Cost:
     """``count`` adaptive graphs of a fit of ``size`` (:class:`~causefs.model.fit_size.FitSize`).
 
     Fresh graphs search the data's d dimensions between them (the fused graph all of
-    them, the granular graphs a group each) from nothing: exactly, or with an HNSW index
-    and a round of local search. An update searches the h dimensions of an embedding,
-    warm-started from the graph it replaces, among the candidates joined with the
-    supports of its ``priors`` graphs (G for S[m]; the M graphs S[m] for G). Memory: the
-    candidate table.
+    them, the granular graphs a group each); an update searches the h dimensions of an
+    embedding. The search is the one the ``neighbor_algorithm`` setting resolves to
+    (:func:`~causefs.numerics.neighbors.resolve_algorithm`): exact, a k-d tree, or an
+    approximate one: for a fresh graph an HNSW index and a round of local search (exact
+    up to ``FRESH_EXACT_N`` points), unless it is ``seeded`` by the fused graph; for an
+    update, or a seeded graph, a local search warm-started from the graph it replaces,
+    among the candidates joined with the supports of its ``priors`` graphs (G for S[m];
+    the M graphs S[m] for G). Memory: the candidate table.
     """
     n, d, h = size.n_samples, size.n_features, size.n_clusters
     k, M = size.n_neighbors, size.n_granularities
     width = k + 1 + priors * k  # kNN candidates plus the priors' supports
-    searched = d if fresh else count * h
-    if size.exact_search:  # distances (BLAS) and the selection of the nearest
-        flops = 2.0 * n * n * searched
-        ops = 3.0 * n * n * count
-    elif fresh:
-        flops = 0.0
+    searched = d if fresh else count * h  # the dimensions the count graphs search together
+    algorithm = resolve_algorithm(size.settings.neighbor_algorithm, n,
+                                  max(1, searched // count))
+    hnsw = algorithm == "approximate" and fresh and not seeded
+    flops, ops = 0.0, 0.0
+    if algorithm in ("exact", "brute", "all") or (hnsw and n <= FRESH_EXACT_N):
+        # distances (BLAS) and the selection of the nearest
+        flops, ops = 2.0 * n * n * searched, 3.0 * n * n * count
+    elif algorithm in ("kd_tree", "ball_tree"):  # calibrated on Gaussian points
+        ops = 200.0 * n * math.log2(max(n, 2)) * searched
+    elif hnsw:
         ops = n * math.log2(max(n, 2)) * (HNSW_POINT_OPS * count + HNSW_DIM_OPS * searched)
     else:
-        flops = 0.0
         ops = UPDATE_OPS * n * width * (searched + 5.0 * count)
     memory = 6 * n * (k + 1 + M * k) * _FLOAT + 2 * n * max(h, 1) * _FLOAT
     advice = {}

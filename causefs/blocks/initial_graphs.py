@@ -8,12 +8,18 @@ from ..core.parts import Cost
 from ..core.state import State
 from ..model.settings import DEFAULTS, check_setting
 from ..numerics.adaptive_graphs import adaptive_graph
+from ..numerics.threads import parallel_map
 from .base import Block
 from .graph_cost import graph_cost
 
 
 class InitialGranularGraphsBlock(Block):
     """``S[m]`` from the raw distances of the features of group m (no prior).
+
+    Where the candidate search is approximate (large n), the initial fused graph ``G``,
+    when the schedule has built it, seeds every group's local search: one fresh search
+    of all points (an HNSW index) instead of one per group. The graphs are built in
+    parallel on the caller's threads.
 
     Parameters
     ----------
@@ -24,6 +30,7 @@ class InitialGranularGraphsBlock(Block):
     name = "initial_granular_graphs"
     kind = "init"
     reads = ("X", "groups")
+    optional_reads = ("G",)
     writes = ("S", "gamma")
     requires = ("neighbor_algorithm",)
 
@@ -31,15 +38,17 @@ class InitialGranularGraphsBlock(Block):
         self.neighbor_algorithm = check_setting("neighbor_algorithm", neighbor_algorithm)
 
     def cost(self, size) -> Cost:
-        return graph_cost(size, size.n_granularities, fresh=True)
+        # seeded by the fused graph the built-in schedules build first
+        return graph_cost(size, size.n_granularities, fresh=True, seeded=True)
 
     def step(self, state: State) -> State:
         p = state.problem
-        graphs = [
-            adaptive_graph(p.X[:, np.flatnonzero(state.groups == m)], p.n_neighbors,
-                           algorithm=self.neighbor_algorithm)
-            for m in range(int(state.groups.max()) + 1)
-        ]
+
+        def build(m):
+            return adaptive_graph(p.X[:, np.flatnonzero(state.groups == m)], p.n_neighbors,
+                                  algorithm=self.neighbor_algorithm, warm=[state.G])
+
+        graphs = parallel_map(build, range(int(state.groups.max()) + 1))
         return state.replace(S=tuple(g for g, _ in graphs), gamma=tuple(c for _, c in graphs))
 
 

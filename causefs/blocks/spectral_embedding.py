@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
 from ..core.parts import Cost
@@ -15,44 +16,89 @@ from ..numerics.laplacian import laplacian_matrix, symmetric_degree
 from .base import Block
 
 
+def component_basis(A) -> np.ndarray:
+    """Orthonormal basis of the null space of ``L_A``: one normalized indicator per
+    connected component of ``(A + A')/2``, the largest components first (ties by their
+    first node), so the basis is the same whatever the eigensolver."""
+    _, labels = scipy.sparse.csgraph.connected_components(A, directed=False)
+    sizes = np.bincount(labels)
+    _, first = np.unique(labels, return_index=True)
+    order = np.lexsort((first, -sizes))
+    Z = np.zeros((labels.size, order.size))
+    for column, component in enumerate(order):
+        members = labels == component
+        Z[members, column] = 1.0 / np.sqrt(sizes[component])
+    return Z
+
+
+#: up to this many samples the eigenvectors come from shift-invert Lanczos (a sparse LU
+#: of the Laplacian is cheap there, and LOBPCG needs hundreds of iterations for the small
+#: eigengaps of a kNN graph); above, the LU fills in superlinearly and LOBPCG is cheaper
+SHIFT_INVERT_N = 5000
+
+
 def smallest_eigenvectors(A, h: int, seed: int = 0, tol: float = 1e-8) -> np.ndarray:
     """Orthonormal eigenvectors of the h smallest eigenvalues of ``L_A``, (n, h).
 
-    LOBPCG with a Jacobi (inverse degree) preconditioner, seeded for reproducibility:
-    it only needs sparse products, O(n k h) per iteration. Shift-invert Lanczos needs
-    a sparse LU of ``L_A`` whose fill-in grows superlinearly with n (docs/PERFORMANCE.md,
-    "Spectral initialization"); it stays as the fallback when LOBPCG does not reach
-    ``tol``. Below
-    200 samples (or when h is too large for either) a dense eigendecomposition is
-    cheaper and exact.
+    The null space (eigenvalue 0, one vector per connected component; a kNN graph often
+    has several) is taken explicitly (:func:`component_basis`): iterative solvers resolve
+    a multiple eigenvalue only partly, and any solver returns it in an arbitrary basis.
+    The remaining ``h - c`` vectors are orthogonal to it: below 200 samples (or when h is
+    too large for an iterative solver) from a dense eigendecomposition; up to
+    :data:`SHIFT_INVERT_N` samples from shift-invert Lanczos; above, from LOBPCG in the
+    null space's orthogonal complement with a Jacobi (inverse degree) preconditioner,
+    seeded for reproducibility (it only needs sparse products, O(n k h) per iteration),
+    with shift-invert as its fallback when it does not reach ``tol``
+    (docs/PERFORMANCE.md, "Spectral initialization"). With ``c >= h`` components, F is
+    the indicators of the h largest.
     """
+    Z = component_basis(A)
+    if Z.shape[1] >= h:
+        return Z[:, :h]
     L = laplacian_matrix(A)
-    n = L.shape[0]
-    if n < 200 or 5 * h >= n:
-        _, vectors = scipy.linalg.eigh(L.toarray(), subset_by_index=[0, h - 1])
-        return vectors
+    n, c = L.shape[0], Z.shape[1]
     rng = np.random.default_rng(seed)
+    if n < 200 or 5 * h >= n:
+        _, vectors = scipy.linalg.eigh(L.toarray(), subset_by_index=[c, h - 1])
+    else:
+        vectors = _lobpcg_complement(L, Z, h - c, rng, tol) if n > SHIFT_INVERT_N else None
+        if vectors is None:
+            vectors = _shift_invert(L, A, h, rng)[:, c:]
+    # the solvers' vectors are orthonormal to ~1e-12; make it exact for F'F = I
+    Q, R = np.linalg.qr(np.column_stack([Z, vectors]))
+    return Q * np.sign(np.diag(R))
+
+
+def _lobpcg_complement(L, Z, wanted, rng, tol):
+    """The ``wanted`` smallest eigenvectors of ``L`` orthogonal to ``Z``, or None when
+    LOBPCG does not converge."""
     L = L.tocsr()
     preconditioner = scipy.sparse.diags(1.0 / np.maximum(L.diagonal(), np.finfo(float).tiny))
+    start = rng.standard_normal((L.shape[0], wanted))
     with warnings.catch_warnings():
         # non-convergence is checked below from the residuals, not from the warning
         warnings.simplefilter("ignore", UserWarning)
         values, vectors = scipy.sparse.linalg.lobpcg(
-            L, rng.standard_normal((n, h)), M=preconditioner, largest=False, tol=tol,
-            maxiter=1000)
+            L, start, M=preconditioner, Y=Z, largest=False, tol=tol, maxiter=1000)
     scale = max(1.0, float(abs(L).sum(axis=1).max()))  # Gershgorin bound on ||L||
     residual = np.linalg.norm(L @ vectors - vectors * values, axis=0)
     if not np.all(np.isfinite(residual)) or residual.max() > np.sqrt(tol) * scale:
-        shift = -1e-6 * max(1.0, 2.0 * symmetric_degree(A).max())
-        lu = scipy.sparse.linalg.splu(
-            (L - shift * scipy.sparse.identity(n, format="csr")).tocsc(),
-            permc_spec="MMD_AT_PLUS_A")  # symmetric ordering: far less fill than COLAMD
-        inverse = scipy.sparse.linalg.LinearOperator((n, n), matvec=lu.solve, dtype=float)
-        _, vectors = scipy.sparse.linalg.eigsh(L, k=h, sigma=shift, which="LM",
-                                               OPinv=inverse, v0=rng.standard_normal(n))
-    # the solvers' vectors are orthonormal to ~1e-12; make it exact for F'F = I
-    Q, R = np.linalg.qr(vectors)
-    return Q * np.sign(np.diag(R))
+        return None
+    return vectors
+
+
+def _shift_invert(L, A, h, rng):
+    """The h smallest eigenvectors of ``L``, by increasing eigenvalue, by shift-invert
+    Lanczos (a symmetric ordering of the sparse LU keeps its fill far below COLAMD's)."""
+    n = L.shape[0]
+    shift = -1e-6 * max(1.0, 2.0 * symmetric_degree(A).max())
+    lu = scipy.sparse.linalg.splu(
+        (L - shift * scipy.sparse.identity(n, format="csr")).tocsc(),
+        permc_spec="MMD_AT_PLUS_A")
+    inverse = scipy.sparse.linalg.LinearOperator((n, n), matvec=lu.solve, dtype=float)
+    values, vectors = scipy.sparse.linalg.eigsh(L, k=h, sigma=shift, which="LM",
+                                                OPinv=inverse, v0=rng.standard_normal(n))
+    return vectors[:, np.argsort(values, kind="stable")]
 
 
 class SpectralEmbeddingBlock(Block):

@@ -9,8 +9,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .contracts import CHECKS, Contract
 from . import progress
+from .contracts import CHECKS, Contract
+from .convergence import ObjectiveChange
 from .schedule import validate_blocks
 from .state import State
 from .validation import check_choice
@@ -56,7 +57,12 @@ class FitResult:
     n_iter : int
         Loop iterations run.
     converged : bool
-        Whether the relative change fell below ``tol`` before ``max_iter``.
+        Whether a stopping rule was met within ``max_iter`` iterations.
+    stop_reason : str
+        The rule that stopped the loop, or ``"max_iter reached"``.
+    structure_frozen_at : int or None
+        The last iteration in which the structural blocks ran, when the structure was
+        frozen before the loop ended (None otherwise).
     """
 
     state: State
@@ -64,6 +70,8 @@ class FitResult:
     history: list
     n_iter: int
     converged: bool
+    stop_reason: str = "max_iter reached"
+    structure_frozen_at: int | None = None
 
 
 def seconds_by(trace: list, field: str = "block") -> dict:
@@ -134,14 +142,55 @@ def _log_progress(n_iter, max_iter, current, elapsed, loop_seconds, converged):
                 n_iter, max_iter, current, elapsed, left)
 
 
+class _Loop:
+    """Which loop blocks run, and when the loop stops.
+
+    While the structure may change, every block runs; the structure is frozen (the
+    structural blocks no longer run) after ``structure_iter`` iterations or as soon as a
+    stopping rule is met, whichever comes first, and the rules start over on the frozen
+    objective. Once frozen (or when the structure is never frozen, ``structure_iter``
+    None), the first rule met stops the loop.
+    """
+
+    def __init__(self, loop: Sequence, rules: Sequence, structure_iter: int | None):
+        self.loop, self.rules, self.structure_iter = list(loop), list(rules), structure_iter
+        self.descent = [block for block in self.loop if block.kind != "structural"]
+        self.frozen_at = None if len(self.descent) < len(self.loop) else 0
+
+    def blocks(self) -> list:
+        return self.loop if self.frozen_at is None else self.descent
+
+    def after(self, n_iter: int, history: list, state) -> str | None:
+        """The stopping reason after iteration ``n_iter``, or None to go on."""
+        met = [rule.reason for rule in self.rules if rule.met(history, state)]
+        if self.frozen_at is None:
+            if self.structure_iter is None:
+                return met[0] if met else None
+            if met or n_iter >= self.structure_iter:
+                self.frozen_at = n_iter
+                logger.info("structure frozen after iteration %d (%s)", n_iter,
+                            met[0] if met else f"structure_iter={self.structure_iter}")
+                for rule in self.rules:
+                    rule.reset()
+            return None
+        return met[0] if met else None
+
+
 def run_schedule(state: State, init: Sequence, loop: Sequence, *, objective: Objective,
-                 max_iter: int = 30, tol: float = 1e-5, callback: Callable | None = None,
+                 max_iter: int = 30, tol: float = 1e-5, stopping: Sequence = (),
+                 structure_iter: int | None = None, callback: Callable | None = None,
                  trace: bool = False, check: str = "cheap",
                  rtol: float = 1e-9) -> FitResult:
-    """Run the init blocks once, then the loop until convergence or ``max_iter``.
+    """Run the init blocks once, then the loop until a stopping rule is met or
+    ``max_iter`` iterations.
 
-    Convergence: ``|J_prev - J| <= tol * |J_prev|`` between consecutive iterations.
-    ``callback(record)`` is called after every block with its trace record. With
+    Stopping rules: ``|J_prev - J| <= tol * |J_prev|`` between consecutive iterations
+    (:class:`~causefs.core.convergence.ObjectiveChange`) and the rules in ``stopping``.
+    Structural blocks (which change the objective itself) run in the first
+    ``structure_iter`` iterations only, or until a rule is first met; the structure is
+    then frozen and the rules start over (None: structural blocks run every iteration,
+    the paper's Algorithm 1). ``callback(record)`` is called after every block with its
+    trace record. With
     ``trace`` the objective is evaluated after every block (for per-block descent
     checks and plots); without, once per iteration, which is all convergence needs (an
     evaluation costs as much as a cheap block: the balance term is a product with its
@@ -174,21 +223,24 @@ def run_schedule(state: State, init: Sequence, loop: Sequence, *, objective: Obj
     check_choice("check", check, CHECKS)
     run = _Run(state, objective, trace=trace, check=check, rtol=rtol, callback=callback)
     validate_blocks(init, loop, tuple(run.needs), state.available())
+    plan = _Loop(loop, [ObjectiveChange(tol), *stopping], structure_iter)
     start = time.perf_counter()
     record = run.phase(init, 0)
     history = [record["objective"] if record else objective(run.state, run.cache).total]
     loop_start = last_log = time.perf_counter()
     logger.info("initialization done in %.1f s, J = %.8g", loop_start - start, history[-1])
-    converged, n_iter = False, 0
+    reason, n_iter = None, 0
     for n_iter in range(1, max_iter + 1):
-        history.append(run.phase(loop, n_iter)["objective"])
-        previous, current = history[-2], history[-1]
-        converged = abs(previous - current) <= tol * abs(previous)
+        history.append(run.phase(plan.blocks(), n_iter)["objective"])
+        reason = plan.after(n_iter, history, run.state)
         now = time.perf_counter()
-        if now - last_log >= LOG_INTERVAL or converged or n_iter == max_iter:
+        if now - last_log >= LOG_INTERVAL or reason or n_iter == max_iter:
             last_log = now
-            _log_progress(n_iter, max_iter, current, now - start, now - loop_start, converged)
-        if converged:
+            _log_progress(n_iter, max_iter, history[-1], now - start, now - loop_start,
+                          bool(reason))
+        if reason:
             break
+    frozen = plan.frozen_at if plan.frozen_at and plan.frozen_at < n_iter else None
     return FitResult(state=run.state, trace=run.records, history=history, n_iter=n_iter,
-                     converged=converged)
+                     converged=reason is not None, stop_reason=reason or "max_iter reached",
+                     structure_frozen_at=frozen)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..numerics.neighbors import EXACT_N
 from .settings import Settings
 from .treatments import treatment_cap
 
@@ -41,10 +40,3 @@ class FitSize:
         """Treatments with confounder sets, after ``max_treatments``."""
         d = self.n_features
         return treatment_cap(self.settings.max_treatments, self.n_samples, d, d)
-
-    @property
-    def exact_search(self) -> bool:
-        """Whether a neighbour search is exact (O(n^2 p)) rather than approximate."""
-        algorithm = self.settings.neighbor_algorithm
-        return algorithm in ("exact", "brute", "all") or (
-            algorithm == "auto" and self.n_samples <= EXACT_N)

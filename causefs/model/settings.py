@@ -73,6 +73,8 @@ class Settings:
     qp: object = setting("gradient_projection_cg", _PART)
     max_iter: int = setting(30, Interval(int, 0))
     tol: float = setting(1e-5, Interval(float, 0))
+    patience: int | None = setting(3, NONE, Interval(int, 1))
+    structure_iter: int | None = setting(3, NONE, Interval(int, 0))
     preprocessing: str = setting("minmax", Options(SCALINGS))
     max_granularity: int = setting(10, Interval(int, 1))
     treatment: str = setting("median", Options(TREATMENT_RULES))

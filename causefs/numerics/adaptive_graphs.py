@@ -17,7 +17,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.validation import check_choice
-from .neighbors import candidate_table, half_squared_distances, nearest_candidates
+from .neighbors import (
+    candidate_table,
+    half_squared_distances,
+    nearest_candidates,
+    resolve_algorithm,
+)
 from .simplex import project_simplex
 
 #: how the adaptive parameter of a column is set at each update
@@ -139,10 +144,11 @@ def adaptive_graph(Y: np.ndarray, k: int, prior=None, algorithm: str = "auto",
         The graph being replaced and its gamma, for ``adaptive_update="monotone"``
         (see :func:`adaptive_neighbors`); its support joins the candidates.
     warm : list of sparse (n, n), optional
-        Graphs whose supports seed an approximate search and join the candidates. The
+        Graphs whose supports seed an approximate search and join its candidates. The
         graph being replaced belongs here: with its support among the candidates, the
         closed form over the candidates never does worse than it (the block descends
-        whatever the search found).
+        whatever the search found). An exact search needs none: the k + 1 nearest and
+        the prior's support hold the k + 1 smallest tau of every column.
 
     Returns
     -------
@@ -156,7 +162,8 @@ def adaptive_graph(Y: np.ndarray, k: int, prior=None, algorithm: str = "auto",
             f"n_neighbors={k} needs 1 <= n_neighbors <= n_samples - 2 = {n - 2} "
             "(the closed form uses the (k+1)-th neighbour of every sample)"
         )
-    warm = [g for g in (warm or ()) if g is not None]
+    algorithm = resolve_algorithm(algorithm, n, Y.shape[1])
+    warm = [g for g in (warm or ()) if g is not None] if algorithm == "approximate" else []
     cand = nearest_candidates(Y, k + 1, algorithm, warm + ([prior] if prior is not None else []))
     graphs = [g for g in (prior, None if previous is None else previous[0]) if g is not None]
     if algorithm == "all":  # dense reference: look every pair up

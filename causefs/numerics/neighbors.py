@@ -11,23 +11,35 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.spatial import cKDTree
 from sklearn.neighbors import NearestNeighbors
 
 from ..core.validation import check_choice
 from . import CHUNK_ELEMENTS
-from .threads import threads_for
+from .threads import caller_threads, threads_for
 
-#: candidate searches: "auto" (exact NumPy brute force up to EXACT_N points, "approximate"
-#: above), "approximate" (a warm-started local search where the caller has a previous
-#: graph, else HNSW), "exact" (NumPy brute force), scikit-learn's NearestNeighbors
-#: algorithms, and "all" (every i != j: the paper-literal dense reference, O(n^2) memory)
+#: candidate searches: "auto" (exact NumPy brute force up to EXACT_N points, a k-d tree
+#: above for points of few dimensions up to TREE_N, brute force up to FRESH_EXACT_N
+#: otherwise, "approximate" beyond), "approximate" (a
+#: warm-started local search where the caller has a previous graph, else HNSW), "exact"
+#: (NumPy brute force), "kd_tree" (SciPy's k-d tree, exact), scikit-learn's "brute" and
+#: "ball_tree", and "all" (every i != j: the paper-literal dense reference, O(n^2) memory)
 NEIGHBOR_ALGORITHMS = ("auto", "approximate", "exact", "brute", "kd_tree", "ball_tree", "all")
 
 #: "auto" searches exactly up to this many points: above, a fit's up to 21 exact
 #: O(n^2 p) searches per iteration dominate it
 EXACT_N = 1000
-#: a search without a previous graph to start from is exact up to this many points
-#: (an HNSW index costs more below it)
+#: above EXACT_N, "auto" searches points of at most this many dimensions exactly with a
+#: k-d tree (an embedding has n_clusters dimensions, where a tree prunes well; it does
+#: not on raw data of hundreds of dimensions)
+TREE_DIMS = 32
+#: ... up to this many points: a tree's search time grows faster than n (one search of
+#: 20,000 points of 10 Gaussian dimensions took 1.2 s, of 100,000 points 30 s), and
+#: beyond, the approximate local search is used (docs/PERFORMANCE.md, "Neighbour search")
+TREE_N = 10_000
+#: an approximate search without a previous graph to start from is exact up to this
+#: many points (an HNSW index costs more below it), and so is "auto" for points of many
+#: dimensions
 FRESH_EXACT_N = 5000
 #: rounds of the local search (neighbours of neighbours) after the warm start: a second
 #: round costs twice as much for little more recall
@@ -53,6 +65,23 @@ def exact_neighbors(Y: np.ndarray, n_candidates: int,
         D[np.arange(rows.size), rows] = np.inf
         out[block] = np.argpartition(D, n_candidates - 1, axis=1)[:, :n_candidates]
     return out
+
+
+def tree_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
+    """Exact kNN by a k-d tree (SciPy's), excluding each point itself.
+
+    Fast where the points have few dimensions (an embedding of n_clusters columns);
+    among duplicates the point itself may come after one of its copies, so it is removed
+    wherever the tree lists it (the last column otherwise).
+    """
+    n = Y.shape[0]
+    k = min(n_candidates + 1, n)
+    _, found = cKDTree(Y).query(Y, k=k, workers=caller_threads() if n > 20_000 else 1)
+    found = found.reshape(n, k)
+    own = found == np.arange(n)[:, None]
+    keep = ~own
+    keep[~own.any(axis=1), -1] = False  # rows whose own index came beyond the k listed
+    return found[keep].reshape(n, k - 1)
 
 
 def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
@@ -166,6 +195,18 @@ def _nearest_of(Y: np.ndarray, cand: np.ndarray, n_candidates: int,
     return np.where(np.isfinite(distance), cand, -1)
 
 
+def resolve_algorithm(algorithm: str, n: int, dims: int) -> str:
+    """The search ``algorithm`` runs for n points of ``dims`` dimensions ("auto" resolved)."""
+    check_choice("neighbor_algorithm", algorithm, NEIGHBOR_ALGORITHMS)
+    if algorithm != "auto":
+        return algorithm
+    if n <= EXACT_N:
+        return "exact"
+    if dims <= TREE_DIMS and n <= TREE_N:
+        return "kd_tree"
+    return "exact" if n <= FRESH_EXACT_N else "approximate"
+
+
 def nearest_candidates(Y: np.ndarray, n_candidates: int, algorithm: str,
                        warm: list | None = None) -> np.ndarray:
     """Indices (n, n_candidates) of each row's nearest other rows (-1 may pad).
@@ -174,10 +215,11 @@ def nearest_candidates(Y: np.ndarray, n_candidates: int, algorithm: str,
     approximate search.
     """
     n = Y.shape[0]
-    if algorithm == "auto":
-        algorithm = "exact" if n <= EXACT_N else "approximate"
+    algorithm = resolve_algorithm(algorithm, n, Y.shape[1])
     if algorithm == "exact":
         return exact_neighbors(Y, n_candidates)
+    if algorithm == "kd_tree":
+        return tree_neighbors(Y, n_candidates)
     if algorithm == "approximate":
         if warm:
             seeds, _ = candidate_table(np.full((n, 1), -1, dtype=np.int64), warm)
@@ -191,7 +233,6 @@ def nearest_candidates(Y: np.ndarray, n_candidates: int, algorithm: str,
         idx = np.broadcast_to(np.arange(n - 1), (n, n - 1)).copy()
         idx += idx >= np.arange(n)[:, None]  # skip the diagonal
         return idx
-    check_choice("neighbor_algorithm", algorithm, NEIGHBOR_ALGORITHMS)
     nn = NearestNeighbors(n_neighbors=n_candidates, algorithm=algorithm).fit(Y)
     # X=None: a point is not its own neighbour, duplicates included
     return nn.kneighbors(return_distance=False)

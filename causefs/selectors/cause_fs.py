@@ -78,14 +78,19 @@ class CauseFSSelector(Selector):
         est = self.estimator_
         return {"objective_history": est.objective_history_.tolist(),
                 "final_terms": est.trace_[-1]["terms"] if est.trace_ else None,
-                "n_iter": est.n_iter_, "block_seconds": seconds_by(est.trace_),
+                "n_iter": est.n_iter_, "converged": est.converged_,
+                "stop_reason": est.stop_reason_,
+                "structure_frozen_at": est.structure_frozen_at_,
+                "block_seconds": seconds_by(est.trace_),
                 "n_granularities": int(est.groups_.max()) + 1,
                 "sample_weight": est.sample_weight_.tolist(),
                 "diagnostics": est.diagnostics_.summary()}
 
     def describe(self, details: Mapping) -> list[str]:
-        return [f"{details['n_iter']} iterations, {details['n_granularities']} feature "
-                "granularities",
+        frozen = details["structure_frozen_at"]
+        return [f"{details['n_iter']} iterations ({details['stop_reason']}"
+                + (f"; structure frozen after iteration {frozen}" if frozen else "")
+                + f"), {details['n_granularities']} feature granularities",
                 "objective by iteration: "
                 + ", ".join(f"{v:.6g}" for v in details["objective_history"]),
                 describe_weights(details["diagnostics"])]

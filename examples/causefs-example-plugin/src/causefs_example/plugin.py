@@ -11,7 +11,7 @@ from .variance_selector import VarianceSelector
 PROCRUSTES_SCHEDULE = {
     "name": "procrustes",
     "init": ["uniform_weights", "initial_confounders", "correlation_groups",
-             "initial_granular_graphs", "initial_fused_graph", "spectral_embedding",
+             "initial_fused_graph", "initial_granular_graphs", "spectral_embedding",
              "initial_selection"],
     "loop": ["selection_matrix", "granular_graphs", "fused_graph", "procrustes_embedding",
              "embedding", "sample_weights", "granularity", "confounders"],
