@@ -87,8 +87,12 @@ def check_returned_state(block, before: State, after, iteration=None) -> None:
 
 def variable_shapes(problem) -> dict:
     """The shape of every variable of :data:`~causefs.core.state.STATE_FIELDS` whose shape
-    the problem fixes (of each graph for the tuples S and gamma; nu's length M varies)."""
-    (n, d), h = problem.X.shape, problem.n_clusters
+    the problem fixes (of each graph for the tuples S and gamma; nu's length M varies);
+    none for a problem without data (a scheduler's run on toy states)."""
+    X, h = getattr(problem, "X", None), getattr(problem, "n_clusters", None)
+    if X is None or h is None:
+        return {}
+    n, d = X.shape
     return {"W": (d, h), "D": (d,), "F": (n, h), "mu": (n,), "S": (n, n), "gamma": (n,),
             "G": (n, n), "xi": (n,), "groups": (d,), "K": (d, d)}
 
