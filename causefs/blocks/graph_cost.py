@@ -17,7 +17,7 @@ HNSW_POINT_OPS, HNSW_DIM_OPS = 4500.0, 560.0
 UPDATE_OPS = 60.0
 
 
-def graph_cost(size, count: int, *, fresh: bool, priors: int = 1, seeded: bool = False) -> Cost:
+def graph_cost(size, count: int, *, fresh: bool, priors: int = 1) -> Cost:
     """``count`` adaptive graphs of a fit of ``size`` (:class:`~causefs.model.fit_size.FitSize`).
 
     Fresh graphs search the data's d dimensions between them (the fused graph all of
@@ -25,10 +25,10 @@ def graph_cost(size, count: int, *, fresh: bool, priors: int = 1, seeded: bool =
     embedding. The search is the one the ``neighbor_algorithm`` setting resolves to
     (:func:`~causefs.numerics.neighbors.resolve_algorithm`): exact, a k-d tree, or an
     approximate one: for a fresh graph an HNSW index and a round of local search (exact
-    up to ``FRESH_EXACT_N`` points), unless it is ``seeded`` by the fused graph; for an
-    update, or a seeded graph, a local search warm-started from the graph it replaces,
-    among the candidates joined with the supports of its ``priors`` graphs (G for S[m];
-    the M graphs S[m] for G). Memory: the candidate table.
+    up to ``FRESH_EXACT_N`` points; the initial granular graphs, whose search the fused
+    graph seeds, measured about as costly); for an update a local search warm-started
+    from the graph it replaces, among the candidates joined with the supports of its
+    ``priors`` graphs (G for S[m]; the M graphs S[m] for G). Memory: the candidate table.
     """
     n, d, h = size.n_samples, size.n_features, size.n_clusters
     k, M = size.n_neighbors, size.n_granularities
@@ -36,7 +36,7 @@ def graph_cost(size, count: int, *, fresh: bool, priors: int = 1, seeded: bool =
     searched = d if fresh else count * h  # the dimensions the count graphs search together
     algorithm = resolve_algorithm(size.settings.neighbor_algorithm, n,
                                   max(1, searched // count))
-    hnsw = algorithm == "approximate" and fresh and not seeded
+    hnsw = algorithm == "approximate" and fresh
     flops, ops = 0.0, 0.0
     if algorithm in ("exact", "brute", "all") or (hnsw and n <= FRESH_EXACT_N):
         # distances (BLAS) and the selection of the nearest

@@ -38,8 +38,7 @@ class InitialGranularGraphsBlock(Block):
         self.neighbor_algorithm = check_setting("neighbor_algorithm", neighbor_algorithm)
 
     def cost(self, size) -> Cost:
-        # seeded by the fused graph the built-in schedules build first
-        return graph_cost(size, size.n_granularities, fresh=True, seeded=True)
+        return graph_cost(size, size.n_granularities, fresh=True)
 
     def step(self, state: State) -> State:
         p = state.problem
