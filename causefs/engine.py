@@ -16,10 +16,10 @@ import numpy as np
 
 from .blocks import Block
 from .budget import FitEstimate, estimate_fit
-from .core.schedule import Schedule, ScheduleError, entry_name
+from .core.schedule import Schedule, ScheduleError, entry_name, validate_blocks
 from .core.scheduler import FitResult, run_schedule
 from .core.state import State
-from .core.validation import InvalidParameterError, construct
+from .core.validation import InvalidParameterError, check_annotated, construct
 from .kernels import Kernel, with_balance_form
 from .model.fit_size import FitSize
 from .model.objective import CauseFSObjective
@@ -144,8 +144,8 @@ def schedule_params(schedule: Schedule) -> dict:
     """The schedule's ``params``, checked by the rules of the settings of those names."""
     unknown = sorted(set(schedule.params) - set(SCHEDULE_PARAMS))
     if unknown:
-        raise ScheduleError(f"schedule {schedule.name!r} sets unknown params {unknown}; "
-                            f"allowed: {', '.join(SCHEDULE_PARAMS)}")
+        raise ScheduleError(f"schedule.params.{unknown[0]}: not a param of schedule "
+                            f"{schedule.name!r}; allowed: {', '.join(SCHEDULE_PARAMS)}")
     try:
         return {name: check_setting(name, value) for name, value in schedule.params.items()}
     except InvalidParameterError as error:
@@ -158,10 +158,35 @@ def build_parts(settings: Settings, seed: int = 0, nuisance: bool = False) -> Pa
     schedule = resolve_schedule(settings.schedule, nuisance)
     qp = resolve_qp(settings.qp)
     resources = {"qp": qp, "seed": seed}  # blocks.base.RESOURCES
-    return Parts(schedule=schedule, init=build_blocks(schedule.init, settings, resources),
-                 loop=build_blocks(schedule.loop, settings, resources),
+    init, loop = (build_blocks(schedule.init, settings, resources),
+                  build_blocks(schedule.loop, settings, resources))
+    validate_blocks(init, loop)  # the order, before any data (the objective's needs: at fit)
+    return Parts(schedule=schedule, init=init, loop=loop,
                  kernel=resolve_kernel(settings.kernel), qp=qp,
                  params=schedule_params(schedule))
+
+
+def part_spec(part) -> dict:
+    """A built part as ``{"name": ..., **options}``: every option, defaults included,
+    normalized (``rtol=1`` is ``1.0``; :func:`~causefs.core.validation.check_annotated`)."""
+    return {"name": part.name, **check_annotated(part.name, type(part), part.options())}
+
+
+def schedule_spec(parts: Parts) -> dict:
+    """The schedule of ``parts`` as a mapping, its entries' options and its params
+    normalized by the blocks and the settings' rules: equal schedules, equal mappings."""
+    def entry(spec, block):
+        if isinstance(spec, str):
+            return spec
+        options = block.options()
+        given = spec.items() if isinstance(spec, Mapping) else options.items()
+        return {"name": block.name, **{k: options.get(k, v) for k, v in given if k != "name"}}
+
+    schedule = parts.schedule
+    return {"name": schedule.name,
+            "init": [entry(e, b) for e, b in zip(schedule.init, parts.init)],
+            "loop": [entry(e, b) for e, b in zip(schedule.loop, parts.loop)],
+            "params": dict(parts.params)}
 
 
 def fit_size(n_samples: int, n_features: int, settings: Settings, parts: Parts) -> FitSize:

@@ -14,7 +14,8 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .budget import LONG_FIT_SECONDS, check_memory
+from .budget import ANNOUNCED_FIT_SECONDS, LONG_FIT_SECONDS, check_memory
+from .core.progress import Heartbeat
 from .engine import build_parts, check_nuisance, estimate, run_cause_fs, uses_nuisance
 from .model.diagnostics import weight_diagnostics
 from .model.nuisance import code_nuisance
@@ -225,8 +226,10 @@ class CauseFS(SelectorMixin, BaseEstimator):
     time_estimate_ : float
         Estimated seconds of the fit, an order of magnitude (measured within 3x either
         way), summed over the parts of the schedule (:func:`causefs.budget.estimate_fit`);
-        above 10 minutes the fit says so before it starts (a :class:`LongFitWarning`
-        and a log message).
+        above a minute the fit logs it at INFO before it starts, above 10 minutes it
+        warns (a :class:`LongFitWarning` and a log message). While it runs, a block
+        that runs longer than a few seconds is logged at INFO every 5 to 30 s
+        (:class:`causefs.core.progress.Heartbeat`), and the iterations at most every 5 s.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Present when ``X`` has string feature names.
@@ -330,7 +333,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
         X_active = scale_features(X, settings.preprocessing)[:, active]
         if sp.issparse(X_active) and not parts.accepts_sparse:
             X_active = X_active.toarray()
-        with _progress(settings.max_iter, settings.verbose) as callback, fit_threads():
+        # a long block is logged as it runs
+        with _progress(settings.max_iter, settings.verbose) as callback, fit_threads(), \
+                Heartbeat(logger):
             result = run_cause_fs(X_active, settings, seed=seed, parts=parts,
                                   n_selected=min(n_selected, active.size),
                                   callback=callback, Z=Z)
@@ -359,6 +364,10 @@ class CauseFS(SelectorMixin, BaseEstimator):
         check_memory(expected.memory, settings.memory_limit)
         self.memory_estimate_ = expected.memory.peak
         self.time_estimate_ = expected.seconds
+        if self.time_estimate_ > ANNOUNCED_FIT_SECONDS:
+            logger.info("this fit (n=%d, d=%d) is estimated to take about %.0f s (an order "
+                        "of magnitude); progress is logged as it runs", n, d,
+                        self.time_estimate_)
         if self.time_estimate_ > LONG_FIT_SECONDS:
             message = (f"this fit (n={n}, d={d}) is estimated to take about "
                        f"{self.time_estimate_ / 60:.0f} min; verbose=True shows its "

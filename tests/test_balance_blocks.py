@@ -107,3 +107,35 @@ def test_srdo_subsamples_pairs_reproducibly():
     X = np.random.default_rng(4).standard_normal((80, 12))
     block = DensityRatioWeightsBlock(max_pairs=10)
     assert np.array_equal(block.weights(X, seed=1), block.weights(X, seed=1))
+
+
+@pytest.mark.parametrize("penalty", [0.1, 1.0])
+def test_dwr_weights_are_a_kkt_point_of_the_documented_loss(penalty):
+    """The weights minimize, over mean-one weights, the loss the block documents:
+    ``sum_{j != k} Cov_w(z_j, z_k)^2 / (its value at w = 1) + penalty * mean((w - 1)^2)``.
+    Its gradient is taken here by finite differences (no gradient of the block's), and the
+    KKT conditions of the scaled simplex are checked: equal on the support, not lower off
+    it. A wrong factor in either part of the block's gradient moves its fixed point."""
+    n = 300
+    X = np.column_stack([confounded(n), confounded(n, seed=1)[:, :1]])
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+
+    def off_diagonal(v):
+        m = Z.T @ v / n
+        C = (Z.T * v) @ Z / n - np.outer(m, m)
+        return np.sum(C**2) - np.sum(np.diag(C) ** 2)
+
+    start = off_diagonal(np.ones(n))
+
+    def loss(v):
+        return off_diagonal(v) / start + penalty * np.sum((v - 1.0) ** 2) / n
+
+    w = DecorrelationWeightsBlock(penalty=penalty, max_iter=20000, tol=0.0).weights(X)
+    assert w.min() >= 0 and w.sum() == pytest.approx(n)
+    h = 1e-5
+    gradient = np.array([(loss(w + h * e) - loss(w - h * e)) / (2 * h) for e in np.eye(n)])
+    support = w > 1e-9
+    level = np.median(gradient[support])
+    violation = max(np.abs(gradient[support] - level).max(),
+                    np.maximum(level - gradient[~support], 0.0).max(initial=0.0))
+    assert violation <= 1e-4 * np.abs(gradient).max()

@@ -104,6 +104,23 @@ BEFORE_ANY_DATA = {
     "kernel=rbf kernel.n_components=0": "kernel.n_components=0: must be an integer >= 1",
     "kernel=rbf kernel.n_pairs=-1": "kernel.n_pairs=-1: must be an integer >= 1",
     "kernel=rbf kernel.exact_budget=-1": "kernel.exact_budget=-1: must be a real number >= 0",
+    "qp.rtol=-1": "qp.rtol=-1: must be a real number >= 0",
+    "qp.max_iter=abc": "qp.max_iter='abc': must be an integer",
+    "qp=projected_gradient qp.patience=0": "qp.patience=0: must be an integer >= 1",
+    "qp=cvxpy qp.solver=SCIPY": "qp.solver='SCIPY': must be one of",
+    "schedule.name=mine schedule.loop=[selection_matrix,{name:embedding,max_iter:-1}]":
+        "schedule.embedding.max_iter=-1: must be an integer >= 0",
+    "schedule.name=mine schedule.loop=[selection_matrix,{name:confounders,irrelevant_tol:2}]":
+        "schedule.confounders.irrelevant_tol=2: must be a real number >= 0 and <= 1",
+    "schedule.name=mine schedule.loop=[selection_matrix,{name:sample_weights,qp:abc}]":
+        "schedule.sample_weights.qp='abc': must be a QP backend",
+    "data_dir=[a]": "data_dir=['a']: must be None or a directory path",
+    "dataset=file dataset.path=": "dataset.path='': must be a file path",
+    "result_file=../escape.json": "result_file='../escape.json': must be a file name inside",
+    "result_file=/tmp/abs.json": "result_file='/tmp/abs.json': must be a file name inside",
+    "dataset=shifted_clusters dataset.train_bias=abc":
+        "dataset.train_bias='abc': must be a real number",
+    "dataset=digits_border dataset.seed=1.5": "dataset.seed=1.5: must be an integer",
 }
 
 
@@ -140,6 +157,26 @@ def test_bad_keys_fail_early_in_one_line(request, tmp_path, override, message, g
         cli.run(composed(*FAST, *short, *override.split()), output_dir=tmp_path)
     assert message in str(error.value)
     assert "\n" not in str(error.value)
+
+
+#: generator options refused by the generator itself: as the data is made, before the fit
+AT_LOAD = {
+    "dataset=shifted_clusters dataset.seed=-1": "dataset.seed=-1: must be an integer >= 0",
+    "dataset=shifted_clusters dataset.n_groups=5": "dataset.n_groups=5: must be < n_clusters",
+    "dataset=digits_border dataset.border_noise=-1":
+        "dataset.border_noise=-1: must be a real number >= 0",
+    "dataset=digits_border dataset.border_levels=[1]": "dataset.border_levels=[1]: must be",
+    "dataset=synthetic dataset.n_features=12":
+        "dataset.n_causal=10: with n_spurious=10 exceeds n_features=12",
+}
+
+
+@pytest.mark.parametrize("override, message", AT_LOAD.items())
+def test_generator_values_fail_in_one_line_naming_the_key(no_fit, tmp_path, override,
+                                                          message):
+    with pytest.raises(ConfigError) as error:
+        cli.run(composed(*FAST, SHORT, *override.split()), output_dir=tmp_path)
+    assert str(error.value).startswith(message) and "\n" not in str(error.value)
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -186,11 +223,11 @@ def test_user_errors_are_one_line_and_exit_2(tmp_path):
                     env={"CAUSEFS_DEBUG": "1", "HYDRA_FULL_ERROR": "1"})
     assert debug.returncode != 0 and "Traceback" in debug.stderr
     assert "ConfigError: evaluation.n_runs=0" in debug.stderr
-    # a multi-line message (an invalid schedule, found as the fit starts) on one line too
+    # an invalid schedule, found as the method is built (before the data)
     empty_loop = run_cli("schedule.name=mine", "schedule.loop=[]", f"hydra.run.dir={tmp_path}")
     assert empty_loop.returncode == 2
     assert empty_loop.stderr.strip().splitlines() == [
-        "causefs: error: invalid schedule: the loop has no block "
+        "causefs: error: schedule: the loop has no block "
         "(set CAUSEFS_DEBUG=1 for the traceback)"]
 
 

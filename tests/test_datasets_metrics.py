@@ -341,3 +341,51 @@ def test_content_hash_ignores_the_path_and_sees_every_value(tmp_path, arrays):
 def test_a_byte_order_mark_is_not_a_header(tmp_path):
     data = load_file(_write(tmp_path / "bom.csv", "\ufeff1,2\n3,4\n5,6\n"))
     np.testing.assert_array_equal(data.X, [[1, 2], [3, 4], [5, 6]])
+
+
+def test_only_the_arrays_a_dataset_uses_are_read_from_an_npz(tmp_path):
+    """An unused member (here an object array, which would be refused if it were read)
+    is never decompressed: a small .npz with a 3 GB unused member loads at once."""
+    path = tmp_path / "extra.npz"
+    np.savez(path, X=np.arange(12.0).reshape(6, 2), y=np.arange(6) % 2,
+             notes=np.array([{"free": "text"}], dtype=object))
+    data = load_file(path)
+    assert data.X.shape == (6, 2) and list(data.y) == [0, 1, 0, 1, 0, 1]
+
+
+def test_an_npz_array_larger_than_its_archive_is_refused_before_allocating(tmp_path):
+    import zipfile
+
+    path = tmp_path / "bomb.npz"
+    header = np.lib.format.header_data_from_array_1_0(np.zeros((1, 1)))
+    header["shape"] = (100_000, 50_000)  # 40 GB declared, 1 MB stored
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("X.npy", "w") as member:
+            np.lib.format.write_array_header_1_0(member, header)
+            member.write(bytes(1 << 20))
+    with pytest.raises(DatasetError, match=r"bomb.npz: array 'X' declares shape \(100000, "
+                                           r"50000\) \(40000000000 bytes\) but the archive"):
+        load_file(path)
+
+
+def test_a_csv_error_does_not_echo_the_file(tmp_path):
+    """A .csv link to a file that is not data (a system file) is not echoed back."""
+    line = "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin"
+    path = tmp_path / "linked.csv"
+    path.write_text(f"name\n{line}\n")
+    with pytest.raises(DatasetError) as error:
+        load_file(path)
+    assert (f"line 2, column 1: 'daemon:x'... ({len(line)} characters) is not a number"
+            in str(error.value))
+    assert line[:12] not in str(error.value)
+
+
+def test_an_empty_path_is_named_as_such(tmp_path):
+    with pytest.raises(DatasetError, match="the data file's path is empty"):
+        load_file("")
+
+
+def test_a_missing_relative_path_shows_where_it_was_looked_for(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DatasetError, match=f"no file at {tmp_path / 'data' / 'x.npz'}$"):
+        load_file("data/x.npz")

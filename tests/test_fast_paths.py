@@ -246,3 +246,40 @@ def test_local_search_completes_rows_that_only_see_a_clique():
                                     (np.ones(120), (seeds.ravel(), np.repeat(np.arange(60), 2))),
                                     shape=(60, 60))])
     assert prior_only[0].nnz == 60 * 5
+
+
+def test_a_fit_estimated_over_a_minute_logs_its_estimate_first(caplog, monkeypatch, blobs):
+    monkeypatch.setattr("causefs.estimator.ANNOUNCED_FIT_SECONDS", 0.0)
+    with caplog.at_level(logging.INFO, logger="causefs"):
+        CauseFS(n_clusters=3, max_iter=1, random_state=0).fit(blobs[0])
+    messages = [r.getMessage() for r in caplog.records if r.name == "causefs"]
+    assert "is estimated to take about" in messages[0]
+
+
+def test_a_long_block_is_logged_while_it_runs(caplog, monkeypatch, blobs):
+    """A block that runs for a while (here 1.5 s, reported after 0.2 s) is logged before
+    it returns: a neighbour search over 300,000 points does not stay silent."""
+    import time
+
+    from causefs.blocks import Block
+    from causefs.core import progress
+    from causefs.plugins import get_schedule
+
+    monkeypatch.setattr(progress, "FIRST_REPORT", 0.2)
+    ended = []
+
+    class Slow(Block):
+        name, kind, reads, writes = "slow", "descent", ("W",), ("W",)
+
+        def step(self, state):
+            time.sleep(1.5)
+            ended.append(time.time())
+            return state.replace(W=state.W.copy())
+
+    schedule = {"name": "slow", "init": get_schedule("full")["init"],
+                "loop": ["selection_matrix", Slow()]}
+    with caplog.at_level(logging.INFO, logger="causefs"):
+        CauseFS(n_clusters=3, max_iter=1, random_state=0, schedule=schedule).fit(blobs[0])
+    beats = [r for r in caplog.records if "block 'slow' (iteration 1) running for" in
+             r.getMessage()]
+    assert beats and beats[0].created < ended[0]

@@ -249,3 +249,129 @@ def test_a_plugin_view_files_under_its_plugin_and_leaves_the_registry_alone():
     assert registry.names("kernel") == ["linear"]  # the view adds to the registry ...
     with pytest.raises(PluginError, match="'mine' .* and 'other'"):
         registry.for_plugin("other").add_kernel(LinearKernel)  # ... naming both plugins
+
+
+#: installed plugins that fail in every way a careless author could make them fail
+BROKEN_PLUGINS = {
+    "import": ("import causefs_no_such_module_xyz\n", "ModuleNotFoundError"),
+    "raise": ("raise RuntimeError('exploded at import')\n", "RuntimeError: exploded"),
+    "syntax": ("def broken(:\n", "SyntaxError"),
+    "attribute": ("x = 1\n", "AttributeError"),
+    "duplicate": ("""
+        from causefs.kernels import LinearKernel
+        from causefs.plugins import hookimpl
+
+        class Dup(LinearKernel):
+            name = "linear"
+
+        @hookimpl
+        def causefs_register_parts(registry):
+            registry.add_kernel(Dup)
+        """, "two plugins provide a kernel named 'linear'"),
+    "misspelled": ("""
+        from causefs.plugins import hookimpl
+
+        @hookimpl
+        def causefs_register_kernels(registry):
+            pass
+        """, "unknown hook 'causefs_register_kernels'"),
+    "hook_raises": ("""
+        from causefs.plugins import hookimpl
+
+        @hookimpl
+        def causefs_register_parts(registry):
+            raise ValueError("no parts today")
+        """, "ValueError: no parts today"),
+    "ghost_block": ("""
+        from causefs.plugins import hookimpl
+
+        @hookimpl
+        def causefs_register_parts(registry):
+            registry.add_schedule({"name": "ghost", "loop": ["no_such_block"]})
+        """, "names block 'no_such_block', which no plugin registers"),
+    "odd_default": ("""
+        from causefs.kernels import LinearKernel
+        from causefs.plugins import hookimpl
+
+        class Odd(LinearKernel):
+            name = "odd"
+
+            def __init__(self, thing=object()):
+                self.thing = thing
+
+        @hookimpl
+        def causefs_register_parts(registry):
+            registry.add_kernel(Odd)
+        """, "whose option thing has a default that"),
+}
+
+
+def install_broken(site, kind):
+    source, _ = BROKEN_PLUGINS[kind]
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "broken_plugin.py").write_text(textwrap.dedent(source))
+    info = site / "broken_plugin-0.1.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 0.1\n")
+    target = "broken_plugin:missing" if kind == "attribute" else "broken_plugin"
+    (info / "entry_points.txt").write_text(f"[causefs]\nbroken = {target}\n")
+
+
+def run_with(site, code, *args):
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    environment.pop(DISABLE_AUTOLOAD, None)
+    return subprocess.run([sys.executable, *code, *args], env=environment,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("kind", BROKEN_PLUGINS)
+def test_an_installed_plugin_that_fails_is_skipped_with_one_line(tmp_path, kind):
+    install_broken(tmp_path, kind)
+    out = run_with(tmp_path, ["-c", "from causefs.plugins import available; "
+                              "print(' '.join(available('kernel')))"])
+    assert out.returncode == 0, out.stderr
+    assert {"linear", "rbf"} <= set(out.stdout.split()) and "odd" not in out.stdout.split()
+    warned = [line for line in out.stderr.splitlines() if "PluginLoadWarning" in line]
+    assert len(warned) == 1 and "Traceback" not in out.stderr
+    assert ("installed plugin broken = broken_plugin" in warned[0]
+            and "(distribution broken-plugin 0.1) is skipped" in warned[0]
+            and BROKEN_PLUGINS[kind][1] in warned[0]
+            and f"set {DISABLE_AUTOLOAD}=1 to load no installed plugin" in warned[0])
+
+
+def test_the_command_runs_beside_a_broken_plugin(tmp_path):
+    install_broken(tmp_path / "site", "duplicate")
+    out = run_with(tmp_path / "site", ["-m", "causefs.app.cli"], "method=all_features",
+                   "dataset=synthetic", "dataset.n_samples=40", "dataset.n_features=8",
+                   "dataset.n_causal=2", "dataset.n_spurious=2", "n_features_to_select=4",
+                   "evaluation.n_runs=1", f"hydra.run.dir={tmp_path / 'run'}")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.strip().splitlines() == [
+        "causefs: warning: PluginLoadWarning: installed plugin broken = broken_plugin "
+        "(distribution broken-plugin 0.1) is skipped: PluginError: two plugins provide a "
+        "kernel named 'linear': 'builtin' (causefs.kernels.linear.LinearKernel) and 'broken' "
+        f"(broken_plugin.Dup) (set {DISABLE_AUTOLOAD}=1 to load no installed plugin)"]
+
+
+def test_an_installed_selector_that_takes_a_builtin_name_is_the_one_skipped(tmp_path):
+    """The built-in selectors register after the installed plugins: the clash still skips
+    the installed plugin, not the built-ins."""
+    site = tmp_path / "site"
+    install_broken(site, "duplicate")
+    (site / "broken_plugin.py").write_text(textwrap.dedent("""
+        from causefs.selectors import AllFeatures
+        from causefs.plugins import hookimpl
+
+        class Dup(AllFeatures):
+            name = "mcfs"
+
+        @hookimpl
+        def causefs_register_selectors(registry):
+            registry.add_selector(Dup)
+        """))
+    out = run_with(site, ["-c", "from causefs.selectors import get_selector; "
+                          "print(get_selector('mcfs').__module__)"])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "causefs.selectors.mcfs"
+    assert "two plugins provide a selector named 'mcfs'" in out.stderr
+    assert "installed plugin broken = broken_plugin" in out.stderr

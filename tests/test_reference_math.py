@@ -19,6 +19,7 @@ from causefs.blocks import (
     FusedGraphBlock,
     GranularGraphsBlock,
     GranularityBlock,
+    InitialConfoundersBlock,
     InitialSelectionBlock,
     SampleWeightsBlock,
     SelectionMatrixBlock,
@@ -235,6 +236,37 @@ def test_granularity_sets_nu_and_rebuilds_s_for_the_new_groups(state):
             assert_graph_equal((new.S[m], new.gamma[m]), reference, f"S[{m}]")
 
 
+def reference_initial_confounders(X, coding, W, max_treatments):
+    """docs/MODEL.md: K[:, r] = every feature but r for the kept treatments r, the
+    ``max_treatments`` features with a non-zero coding of largest ``||W_f||`` (of largest
+    variance before W exists, the variance of a column over the samples), ties by index."""
+    n, d = X.shape
+    treatments = [r for r in range(d) if np.any(coding[:, r] != 0)]
+    if W is None:
+        score = [sum((X[i, r] - sum(X[:, r]) / n) ** 2 for i in range(n)) / n
+                 for r in range(d)]
+    else:
+        score = [sum(w * w for w in W[r]) for r in range(d)]
+    kept = sorted(treatments, key=lambda r: (-score[r], r))[:max_treatments]
+    K = np.zeros((d, d), dtype=bool)
+    for r in kept:
+        K[:, r] = [f != r for f in range(d)]
+    return K
+
+
+@given(states(), st.integers(1, 12), st.booleans())
+def test_initial_confounders_equal_the_reference(state, max_treatments, with_w):
+    """The initial rule on the samples' axis: the treatments of largest variance (or
+    ||W_f||), each confounded by every other feature."""
+    if not with_w:
+        state = state.replace(W=None, D=None)
+    new = InitialConfoundersBlock(max_treatments=max_treatments).step(state)
+    expected = reference_initial_confounders(state.X, state.problem.coding, state.W,
+                                             max_treatments)
+    mismatch = np.argwhere(new.K != expected)
+    assert not mismatch.size, f"K differs at (f, r) = {mismatch[:5].tolist()}"
+
+
 @given(states(), st.sampled_from([0.0, 0.2, 0.7, 1.0]), st.sampled_from(["cosine", "pearson"]))
 def test_confounder_sets_equal_the_reference(state, sigma, correlation):
     new = ConfoundersBlock(sigma=sigma, correlation=correlation).step(state)
@@ -307,3 +339,52 @@ def test_no_feasible_perturbation_of_mu_lowers_j(state, seed):
     candidates = [new.replace(mu=mu)
                   for mu in perturbations(rng, new.mu, state.problem.mu_total)]
     assert_no_better(new, candidates, "mu", rtol=1e-7)
+
+
+# ------------------------------------------------------- the float32 mu model -------
+
+
+def reference_j_of_mu(state, mu):
+    """The terms of J that depend on mu (docs/MODEL.md), dense: the regression, the
+    granular graphs' ``Tr(W' R_m X~' L_S[m] X~ R_m W)`` and the linear-kernel balance
+    ``beta sum_r ||Z_r' (a_r o mu)||^2`` with ``Z_r = X[:, K[:, r]]``."""
+    p = state.problem
+    Xt = mu[:, None] * p.X
+    value = p.alpha * np.sum((Xt @ state.W - state.F) ** 2)
+    for m, S in enumerate(state.S or ()):
+        P = Xt @ ((state.groups == m)[:, None] * state.W)
+        value += np.trace(P.T @ laplacian(S) @ P)
+    for r in range(p.n_features):
+        value += p.beta * np.sum((p.X[:, state.K[:, r]].T @ (p.coding[:, r] * mu)) ** 2)
+    return value
+
+
+def test_the_float32_mu_model_has_the_exact_gradient_at_its_warm_start(blobs):
+    """The mu block solves a float32 model of its QP shifted so that its gradient at the
+    warm start is J's: its rounding then only touches the curvature along the step. The
+    model's gradient, taken from what the backend receives, against J's by central
+    differences (exact for a quadratic); a shift built around another vector is off by
+    float32 rounding (2e-7), which the float64 acceptance test cannot see."""
+    from causefs.engine import run_cause_fs
+    from causefs.model.settings import Settings
+    from causefs.numerics.scaling import scale_features
+    from causefs.qp import QPBackend, QPResult
+
+    class Spy(QPBackend):
+        name = "spy"
+
+        def solve(self, qp, x0):
+            self.received = (qp, x0.copy())
+            return QPResult(x=x0, value=qp.value(x0), n_iter=0, converged=True)
+
+    state = run_cause_fs(scale_features(blobs[0]),
+                         Settings(n_clusters=3, beta=0.1, lam=0.1, max_iter=2)).state
+    spy = Spy()
+    SampleWeightsBlock(spy, precision="float32").step(state)
+    model, mu = spy.received
+    assert model.balance is not None and np.array_equal(mu, state.mu)
+    assert np.ptp(mu) > 0.1  # away from uniform weights, where a shift could hide
+    ours = model.matvec(mu) + model.linear
+    reference = np.array([(reference_j_of_mu(state, mu + e) - reference_j_of_mu(state, mu - e))
+                          / 2 for e in np.eye(mu.size)])
+    assert np.abs(ours - reference).max() <= 1e-10 * np.abs(reference).max()

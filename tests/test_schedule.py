@@ -48,8 +48,8 @@ def without_structural(update="closed_form"):
 def test_builtin_schedules_validate():
     for name in available("schedule"):
         schedule = resolve_schedule(name)
-        blocks = [build_blocks(phase, DEFAULTS, {"qp": "unused"}) for phase in (schedule.init,
-                                                                             schedule.loop)]
+        blocks = [build_blocks(phase, DEFAULTS, {"qp": resolve_qp(DEFAULTS.qp)})
+                  for phase in (schedule.init, schedule.loop)]
         validate_blocks(*blocks)
 
 
@@ -170,7 +170,7 @@ def test_a_block_that_produces_nan_is_named(blobs):
     X = scale_features(blobs[0])
     problem = Problem(X=X, coding=np.zeros_like(X), n_clusters=3, beta=0.0, n_neighbors=5)
     init = build_blocks(FULL.init, DEFAULTS, {})
-    with pytest.raises(FloatingPointError, match="after block 'poison'"):
+    with pytest.raises(FloatingPointError, match="block 'poison' .iteration 1. wrote a NaN"):
         run_schedule(State(problem), init, [Poison()], objective=CauseFSObjective(),
                      max_iter=1)
 

@@ -3,6 +3,9 @@ entries moved aside, file permissions, stale temporaries, and the report's refus
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -250,3 +253,245 @@ def test_a_dry_run_checks_and_plans_but_fits_nothing(tmp_path, capsys, monkeypat
     assert "in the store" not in capsys.readouterr().out
     written = json.loads((tmp_path / "run" / "result.json").read_text())
     assert written["job"]["method"] == "laplacian_score"  # the dry runs wrote nothing
+
+
+@pytest.mark.parametrize("first, second", [
+    ([], ["method.alpha=1", "method.beta=0.0001"]),  # the defaults 1.0 and 1e-4
+    (["qp.rtol=1"], ["qp.rtol=1.0"]),
+    (["kernel=rbf"], ["kernel=rbf", "kernel.exact_budget=20000000000"]),
+    (["schedule=ablation_I"], ["schedule=ablation_I", "method.lam=1"]),
+])
+def test_equal_values_are_one_job(tmp_path, capsys, first, second):
+    """1 and 1.0 are one job: values are normalized by the rules that check them."""
+    stored = _run(tmp_path, *first)
+    again = _run(tmp_path, *second)
+    assert "already in" in capsys.readouterr().out
+    assert again["key"] == stored["key"]
+
+
+def test_equal_generator_options_are_one_job(tmp_path, capsys):
+    data = ["dataset=shifted_clusters", "dataset.n_train=40", "dataset.n_test=40"]
+    stored = _run(tmp_path, "method=laplacian_score", data=data)
+    again = _run(tmp_path, "method=laplacian_score", "dataset.separation=3",
+                 "dataset.train_bias=0.90", data=data)
+    assert "already in" in capsys.readouterr().out and again["key"] == stored["key"]
+
+
+# ---- only regular files it wrote: anything else is moved aside or skipped, never opened
+# blocking, never fatal ------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_hang():
+    """Fail instead of hanging (a FIFO opened for reading blocks until a writer comes)."""
+    def stop(*_):
+        raise TimeoutError("the store blocked")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(20)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def _fifo(path):
+    os.mkfifo(path)
+
+
+def _directory(path):
+    path.mkdir()
+    (path / "inside").write_text("{}")
+
+
+def _loop(path):
+    os.symlink(path.name, path)
+
+
+def _link_to_a_file(path):
+    target = path.parent.parent / "elsewhere.json"
+    target.write_text(json.dumps({"schema": SCHEMA_VERSION}))
+    os.symlink(target, path)
+
+
+def _dangling(path):
+    os.symlink("/nonexistent/entry.json", path)
+
+
+NOT_ENTRIES = {"a FIFO": _fifo, "a directory": _directory, "a symbolic link": _loop,
+               "a symbolic link ": _link_to_a_file, " a symbolic link": _dangling}
+
+
+@pytest.mark.parametrize("kind", NOT_ENTRIES)
+def test_what_is_not_a_regular_file_is_moved_aside_without_opening_it(store, no_hang, kind):
+    key = job_key(JOB)
+    store.root.mkdir(parents=True)
+    NOT_ENTRIES[kind](store.path(key))
+    with pytest.warns(StoreWarning, match=rf"{store.path(key)}: {kind.strip()}, not an "
+                                          "entry; moved to"):
+        assert store.lookup(key, JOB) is None
+    assert not os.path.lexists(store.path(key))
+    assert store.lookup(key, JOB) is None  # a miss, and the job can be stored
+    store.put(key, RESULT)
+    assert store.lookup(key, JOB)["ranking"] == RESULT["ranking"]
+
+
+@pytest.mark.parametrize("kind", NOT_ENTRIES)
+def test_the_report_skips_what_is_not_a_regular_file(store, no_hang, kind):
+    store.put(job_key(JOB), SCORED)
+    NOT_ENTRIES[kind](store.root / "0123456789abcdef.json")
+    with pytest.warns(StoreWarning, match=f"0123456789abcdef.json: {kind.strip()}"):
+        assert len(list(store)) == 1
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_entry_is_moved_aside(store):
+    key = job_key(JOB)
+    store.put(key, RESULT).chmod(0)
+    with pytest.warns(StoreWarning, match="unreadable"):
+        assert store.lookup(key, JOB) is None
+
+
+def test_a_directory_under_an_entrys_name_does_not_stop_a_put(store):
+    key = job_key(JOB)
+    _directory(store.root.mkdir(parents=True) or store.path(key))
+    with pytest.warns(StoreWarning, match="not a regular file, moved to"):
+        store.put(key, RESULT)
+    assert store.lookup(key, JOB) is not None
+
+
+def test_an_invalid_folder_that_is_a_file_does_not_stop_a_lookup(store):
+    key = job_key(JOB)
+    store.root.mkdir(parents=True)
+    (store.root / INVALID_DIR).write_text("a file, not a folder")
+    store.path(key).write_text("{}")
+    with pytest.warns(StoreWarning, match="moved to"):
+        assert store.lookup(key, JOB) is None
+    assert not store.path(key).exists()
+    assert len([p for p in store.root.iterdir() if p.name.endswith(".invalid")]) == 1
+
+
+# ---- concurrent sweeps: one claim per job -------------------------------------------
+
+HOLD = """
+import sys, time
+from causefs.app.store import ResultStore
+with ResultStore(sys.argv[1]).claim(sys.argv[2]) as claim:
+    print("held" if claim.held else "busy", flush=True)
+    time.sleep(float(sys.argv[3]))
+"""
+
+
+def _holder(store, key, seconds):
+    process = subprocess.Popen([sys.executable, "-c", HOLD, str(store.root), key,
+                                str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline().strip() == "held"
+    return process
+
+
+def test_a_claim_held_by_another_process_is_not_taken(store):
+    key = job_key(JOB)
+    holder = _holder(store, key, 60)
+    try:
+        with store.claim(key) as claim:
+            assert not claim.held and f"pid {holder.pid} on " in claim.holder
+    finally:
+        holder.kill()
+        holder.wait()
+    # the holder died without releasing anything: its claim is free again
+    with store.claim(key) as claim:
+        assert claim.held
+    assert not (store.root / f"{key}.claim").exists()  # a finished job leaves none
+
+
+def test_a_job_claimed_elsewhere_is_skipped_not_computed(tmp_path, capsys, monkeypatch):
+    first = _run(tmp_path, "method=laplacian_score", "store.overwrite=true")
+    store = ResultStore(tmp_path / "store")
+    store.path(first["key"]).unlink()
+    holder = _holder(store, first["key"], 60)
+    monkeypatch.setattr("causefs.app.cli.compute", lambda *a, **k: pytest.fail("computed"))
+    try:
+        assert _run(tmp_path, "method=laplacian_score") is None
+    finally:
+        holder.kill()
+        holder.wait()
+    assert f"is being computed by pid {holder.pid}" in capsys.readouterr().out
+
+
+def test_two_sweeps_at_once_compute_every_job_once(tmp_path):
+    store = tmp_path / "store"
+    sweep = ["-m", "dataset.seed=0,1,2", *SYNTHETIC, *SETTINGS, "method.max_iter=3",
+             "store.enabled=true", f"store.dir={store}"]
+    runs = [subprocess.Popen([sys.executable, "-m", "causefs.app.cli", *sweep,
+                              f"hydra.sweep.dir={tmp_path / str(i)}"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for i in range(2)]
+    outs = [r.communicate(timeout=600) for r in runs]
+    assert all(r.returncode == 0 for r in runs), [e for _, e in outs]
+    assert sum(out.count("result written to") for out, _ in outs) == 3
+    assert len(list(store.glob("*.json"))) == 3 and not list(store.glob("*.claim"))
+
+
+def test_a_relative_store_stays_put_when_hydra_changes_directory(tmp_path):
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "data.npz", X=rng.random((40, 6)), y=np.repeat([0, 1], 20))
+    args = ["dataset=file", "dataset.path=data.npz", "method=laplacian_score",
+            "n_features_to_select=2", "evaluation.n_runs=1", "store.enabled=true",
+            "store.dir=rel/store", "hydra.job.chdir=true"]
+    outs = [subprocess.run([sys.executable, "-m", "causefs.app.cli", *args,
+                            f"hydra.run.dir=outputs/{i}"], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=600) for i in range(2)]
+    assert all(o.returncode == 0 for o in outs), [o.stderr for o in outs]
+    assert len(list((tmp_path / "rel" / "store").glob("*.json"))) == 1
+    assert "already in" in outs[1].stdout
+
+
+#: a value other than the default for every key that can change a result, by the
+#: settings' meaning (docs/MODEL.md); only verbose, trace, check and memory_limit cannot
+OTHER_VALUES = {
+    "method.alpha": 2.0, "method.beta": 0.01, "method.lam": 0.5, "method.eps": 1e-6,
+    "method.n_neighbors": 4, "method.sigma": 0.3, "method.max_treatments": 3,
+    "method.sample_weights": "simplex", "schedule": "ablation_II", "kernel": "rbf",
+    "qp.rtol": 1e-6, "method.max_iter": 2, "method.tol": 0.001, "method.patience": 5,
+    "method.structure_iter": 1,
+    "method.max_granularity": 3, "method.treatment": "mean",
+    "method.mmd_normalization": "paper", "method.neighbor_algorithm": "exact",
+    "method.balance_form": "gram", "n_clusters": 3, "n_features_to_select": 3,
+    "preprocessing": "standard", "random_state": 1, "evaluation.n_runs": 3,
+    "evaluation.seed": 1, "evaluation.rhos": [3], "dataset.seed": 1,
+}
+
+
+def test_every_key_that_can_change_a_result_is_in_the_store_key(tmp_path):
+    """Two jobs that differ in one such key are two jobs: a key left out (as
+    max_treatments once was) would return one's result for the other."""
+    from omegaconf import OmegaConf
+
+    from causefs.app.cli import load, plan
+    from causefs.model.settings import affects_result, setting_names
+
+    shared = [*SYNTHETIC, *SETTINGS]
+    default = composed(*shared)
+    data = load(default)
+    base = plan(default, data).key
+    method_keys = {k.split(".", 1)[1] for k in OTHER_VALUES if k.startswith("method.")}
+    neutral = {"verbose", "trace", "check", "memory_limit"}
+    supplied = {"n_clusters", "n_features_to_select", "random_state", "preprocessing"}
+    parts = {"schedule", "kernel", "qp"}
+    assert {n for n in setting_names() if affects_result(n)} == \
+        method_keys | supplied | parts  # every setting that matters is varied here ...
+    assert set(setting_names()) - method_keys - supplied - parts == neutral
+
+    def key_with(key, value):
+        if key in ("schedule", "kernel"):  # another config group entry
+            cfg = composed(*shared, f"{key}={value}")
+        else:
+            cfg = default.copy()
+            OmegaConf.update(cfg, key, value)
+        return plan(cfg, load(cfg) if key.startswith("dataset.") else data).key
+
+    for key, value in OTHER_VALUES.items():
+        assert key_with(key, value) != base, f"{key}={value} is not in the store key"
+    for key, value in {"verbose": True, "trace": True, "check": "strict",
+                       "memory_limit": "8GB"}.items():  # ... the others leave it alone
+        cfg = default.copy()
+        OmegaConf.update(cfg, f"method.{key}", value)
+        assert plan(cfg, data).key == base

@@ -11,7 +11,9 @@ The whole configuration is checked (:mod:`causefs.app.config_checks`) before the
 loaded, and the data-bounded keys right after, so a bad key fails before any fit, in
 the first job of a sweep. A user error (bad key, missing or malformed data file, a
 memory budget that does not fit) is printed as one line ``causefs: error: ...`` with
-exit status 2; set ``CAUSEFS_DEBUG=1`` for the full traceback. Hydra is imported here
+exit status 2; set ``CAUSEFS_DEBUG=1`` for the full traceback. Warnings (an invalid store
+entry moved aside, an installed plugin that failed to load) are one line each too,
+``causefs: warning: ...``. Hydra is imported here
 and in :mod:`causefs.app.configs` only.
 """
 
@@ -30,13 +32,14 @@ import hydra
 import numpy as np
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import HydraException
+from hydra.utils import to_absolute_path
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 from ..budget import MemoryLimitError
 from ..core.extras import MissingDependencyError
-from ..core.validation import InvalidParameterError
-from ..datasets import Dataset, DatasetError, DatasetWarning, load_dataset
+from ..core.validation import InvalidParameterError, check_annotated
+from ..datasets import GENERATORS, Dataset, DatasetError, DatasetWarning, load_dataset
 from ..numerics.scaling import scale_features
 from ..selectors import Selector, accepts_nuisance, ranking_from_scores
 from .config_checks import ConfigError, check_against_data, check_config, make_method
@@ -71,20 +74,37 @@ class Job:
 def load(cfg: DictConfig) -> Dataset:
     """The configured dataset (with its nuisance variables when ``dataset.nuisance``
     names them); the loader's warnings (a column that looks like labels read as a
-    feature) printed as one line each."""
+    feature) printed as one line each; a generator's refusal names its ``dataset.`` key."""
     options = {k: v for k, v in OmegaConf.to_container(cfg.dataset, resolve=True).items()
                if k not in ("name", "path", "label_column", "nuisance")}
     nuisance = cfg.dataset.get("nuisance")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DatasetWarning)
-        data = load_dataset(cfg.dataset.name, path=cfg.dataset.get("path"),
-                            data_home_path=cfg.get("data_dir"),
-                            label_column=cfg.dataset.get("label_column"),
-                            nuisance=OmegaConf.to_container(nuisance)
-                            if OmegaConf.is_list(nuisance) else nuisance, **options)
+        try:
+            data = load_dataset(cfg.dataset.name, path=cfg.dataset.get("path"),
+                                data_home_path=cfg.get("data_dir"),
+                                label_column=cfg.dataset.get("label_column"),
+                                nuisance=OmegaConf.to_container(nuisance)
+                                if OmegaConf.is_list(nuisance) else nuisance, **options)
+        except InvalidParameterError as error:
+            raise ConfigError(f"dataset.{error}") from None
     for warning in caught:
         print(f"causefs: warning: {warning.message}", file=sys.stderr)
     return data
+
+
+#: configuration keys that hold paths, relative to the directory the command started in
+PATH_KEYS = ("store.dir", "dataset.path", "data_dir")
+
+
+def absolute_paths(cfg: DictConfig) -> None:
+    """Make the relative paths of :data:`PATH_KEYS` absolute against the directory the
+    command was started in, so that ``hydra.job.chdir=true`` (which runs the job in its
+    run directory) moves neither the store nor the data."""
+    for key in PATH_KEYS:
+        value = OmegaConf.select(cfg, key)
+        if isinstance(value, str) and value.strip():
+            OmegaConf.update(cfg, key, to_absolute_path(os.path.expanduser(value)))
 
 
 def plan(cfg: DictConfig, data: Dataset) -> Job:
@@ -99,11 +119,15 @@ def plan(cfg: DictConfig, data: Dataset) -> Job:
                           "clusters from; set n_clusters=<int >= 2>")
     method = make_method(cfg)
     check_against_data(cfg, method, *data.X.shape, n_clusters)
-    options = {k: v for k, v in OmegaConf.to_container(cfg.method, resolve=True).items()
-               if k != "name" and k not in method.result_neutral}
+    given = {k: v for k, v in OmegaConf.to_container(cfg.method, resolve=True).items()
+             if k != "name" and k not in method.result_neutral}
+    normalized = method.result_options()  # 1 and 1.0 are one job
+    options = {k: normalized.get(k, v) for k, v in given.items()}
     # no nuisance key when there is none: the key of a run without Z stays what it was
     dataset = {k: v for k, v in OmegaConf.to_container(cfg.dataset, resolve=True).items()
                if k != "path" and not (k == "nuisance" and v is None)}
+    if cfg.dataset.name in GENERATORS and cfg.dataset.get("path") is None:
+        dataset = check_annotated("dataset", GENERATORS[cfg.dataset.name], dataset)
     spec = {
         "dataset": {**dataset, "sha256": data.sha256()},
         "code": code_identity(),
@@ -186,24 +210,51 @@ def write(cfg: DictConfig, result: dict, output_dir: Path | None,
         print(f"stored as {store.put(result['key'], result)}")
 
 
-def run(cfg: DictConfig, output_dir: Path | None = None) -> dict:
+def run(cfg: DictConfig, output_dir: Path | None = None) -> dict | None:
     """Check the configuration, then fit, evaluate, report, and write the result (run
-    directory and store); with ``dry_run``, stop after the checks and the plan."""
+    directory and store); with ``dry_run``, stop after the checks and the plan. With a
+    store, a stored job is skipped (its result returned), and so is a job another process
+    is computing (None: it stores the result)."""
+    absolute_paths(cfg)
     check_config(cfg)
     data = load(cfg)
     job = plan(cfg, data)
     if cfg.evaluation.enabled and data.y is None:
         print(f"no evaluation: dataset {data.name!r} has no labels")
     store = ResultStore(cfg.store.dir) if cfg.store.enabled else None
-    stored = store.lookup(job.key, job.spec) if store is not None else None
     if cfg.dry_run:
+        stored = store.lookup(job.key, job.spec) if store is not None else None
         print(f"dry run: {cfg.method.name} on {data.name} ({data.X.shape[0]} x "
               f"{data.X.shape[1]}, {job.n_clusters} clusters), key {job.key}"
               + ("; in the store" if stored is not None else ""))
         return {"key": job.key, "job": job.spec, "dry_run": True}
-    if stored is not None and not cfg.store.overwrite:
-        print(f"result {job.key} already in {store.root}: skipped")
+    if store is None:
+        return compute(cfg, job, data, output_dir, None)
+    stored = stored_result(cfg, store, job)
+    if stored is not None:
         return stored
+    with store.claim(job.key) as claim:
+        if not claim.held:
+            print(f"result {job.key} is being computed by {claim.holder}: skipped (a re-run "
+                  "computes it if that process stops first)")
+            return None
+        stored = stored_result(cfg, store, job)  # stored meanwhile by another process
+        return stored if stored is not None else compute(cfg, job, data, output_dir, store)
+
+
+def stored_result(cfg: DictConfig, store: ResultStore, job: Job) -> dict | None:
+    """The stored result of ``job`` (None with ``store.overwrite`` or when not stored)."""
+    if cfg.store.overwrite:
+        return None
+    stored = store.lookup(job.key, job.spec)
+    if stored is not None:
+        print(f"result {job.key} already in {store.root}: skipped")
+    return stored
+
+
+def compute(cfg: DictConfig, job: Job, data: Dataset, output_dir: Path | None,
+            store: ResultStore | None) -> dict:
+    """Fit, evaluate, report, and write the result (run directory and ``store``)."""
     X = scale_features(np.asarray(data.X, dtype=float), cfg.preprocessing)
     result = {"schema": SCHEMA_VERSION, "key": job.key, "job": job.spec,
               "config": OmegaConf.to_container(cfg, resolve=True),
@@ -284,8 +335,16 @@ def _main(cfg: DictConfig) -> None:
         fail(str(error))
 
 
+def one_line_warning(message, category, filename, lineno, line=None) -> str:
+    """A warning as the command prints it: one line, ``causefs: warning: ...`` (the
+    library's warnings name the file, plugin or block they are about)."""
+    text = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    return f"causefs: warning: {category.__name__}: {text}\n"
+
+
 def main() -> None:
     """The ``causefs`` command (after :func:`causefs.app.commands.causefs`)."""
+    warnings.formatwarning = one_line_warning  # before the plugins load and may warn
     register_configs()
     # Hydra prints its own errors (an override it cannot parse or apply) over several
     # lines and exits 1 unless HYDRA_FULL_ERROR is set; set, they reach the handler below

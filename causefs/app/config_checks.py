@@ -14,15 +14,18 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from importlib import resources
+from pathlib import PurePath
 
 from omegaconf import DictConfig, OmegaConf
 
 from ..core.validation import (
     BOOLEAN,
     NONE,
+    SEED,
     InstanceOf,
     Interval,
     InvalidParameterError,
+    check_annotated,
     check_choice,
     check_options,
     check_value,
@@ -84,16 +87,22 @@ def check_config(cfg: DictConfig) -> None:
     _checked(check_value, "n_clusters", cfg.n_clusters, NONE, Interval(int, 2))
     _checked(check_value, "n_features_to_select", cfg.n_features_to_select, Interval(int, 1))
     _checked(check_setting, "preprocessing", cfg.preprocessing)
-    _checked(check_value, "random_state", cfg.random_state, Interval(int, 0, 2**32 - 1))
+    _checked(check_value, "random_state", cfg.random_state, SEED)
     _checked(check_value, "dry_run", cfg.dry_run, BOOLEAN)
-    if not isinstance(cfg.result_file, str) or not cfg.result_file.strip() \
-            or cfg.result_file.endswith(("/", "\\")):
-        raise ConfigError(f"result_file={cfg.result_file!r}: must be a file name such as "
-                          "result.json")
+    _check_result_file(cfg.result_file)
     _checked(check_schedule_config, _plain(cfg, "schedule"))
     make_method(cfg)
     _check_evaluation(cfg.evaluation)
     _check_store(cfg.store)
+
+
+def _check_result_file(value) -> None:
+    """A file name, or a relative path inside the run directory (no ``..``)."""
+    path = PurePath(value) if isinstance(value, str) and value.strip() else None
+    if path is None or value.endswith(("/", "\\")) or path.is_absolute() \
+            or ".." in path.parts:
+        raise ConfigError(f"result_file={value!r}: must be a file name inside the run "
+                          "directory, such as result.json")
 
 
 def _check_dataset(cfg) -> None:
@@ -103,8 +112,10 @@ def _check_dataset(cfg) -> None:
         raise ConfigError("dataset.path is not set: dataset=file needs "
                           "dataset.path=<file.npz|file.mat|file.csv>")
     path = dataset.path
-    if path is not None and not isinstance(path, str):
+    if path is not None and not (isinstance(path, str) and path.strip()):
         raise ConfigError(f"dataset.path={path!r}: must be a file path")
+    _checked(check_value, "data_dir", cfg.get("data_dir"), NONE,
+             InstanceOf(str, "a directory path"))
     if path is None:
         _checked(check_choice, "dataset", name, [*BENCHMARKS, *EMBEDDED, *GENERATORS, "file"])
     label_column = dataset.get("label_column")
@@ -122,6 +133,7 @@ def _check_dataset(cfg) -> None:
                           f"is {name!r}")
     if name in GENERATORS and path is None:
         _checked(check_options, "dataset", GENERATORS[name], options, name)
+        _checked(check_annotated, "dataset", GENERATORS[name], options)
 
 
 def _check_nuisance_key(nuisance, path) -> None:

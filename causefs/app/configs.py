@@ -18,47 +18,24 @@ from importlib import resources
 
 from hydra.core.config_store import ConfigStore
 
-from ..core.validation import InvalidParameterError, constructor_defaults
+from ..core.validation import InvalidParameterError, config_value, constructor_defaults
 from ..plugins.registry import get_schedule, parts
 from ..selectors.registry import selectors
 
-_PRIMITIVES = (str, int, float, bool, type(None))
 #: config groups of the parts a method may take as options
 PART_GROUPS = ("schedule", "kernel", "qp")
 
 
-def _config_value(value):
-    """``value`` as a config value, or a TypeError for defaults a config cannot hold."""
-    if isinstance(value, _PRIMITIVES):
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_config_value(v) for v in value]
-    if isinstance(value, Mapping):
-        return {str(k): _config_value(v) for k, v in value.items()}
-    raise TypeError(f"default {value!r} cannot be written in a config")
-
-
-def _node(name: str, defaults: Mapping, owner) -> dict:
-    node = {"name": name}
-    for key, value in defaults.items():
-        try:
-            node[key] = _config_value(value)
-        except TypeError as exc:
-            raise TypeError(f"{owner.__name__}({key}=...): {exc}") from exc
-    return node
+def _node(name: str, defaults: Mapping) -> dict:
+    # the registries refused pieces whose defaults a config cannot hold
+    return {"name": name, **{key: config_value(value) for key, value in defaults.items()}}
 
 
 def config_nodes() -> dict:
-    """``{group: {name: node}}`` for every registered piece.
-
-    Raises
-    ------
-    TypeError
-        When a default is not a config value (str, number, bool, None, list, mapping).
-    """
+    """``{group: {name: node}}`` for every registered piece."""
     registry = parts()
     nodes = {
-        group: {n: _node(n, constructor_defaults(registry.get(group, n)), registry.get(group, n))
+        group: {n: _node(n, constructor_defaults(registry.get(group, n)))
                 for n in registry.names(group)}
         for group in ("kernel", "qp")
     }
@@ -66,12 +43,12 @@ def config_nodes() -> dict:
     nodes["block"] = {}
     for name in registry.names("block"):
         cls = registry.get("block", name)
-        nodes["block"][name] = _node(name, constructor_defaults(cls, skip=cls.requires), cls)
+        nodes["block"][name] = _node(name, constructor_defaults(cls, skip=cls.requires))
     methods = selectors()
     nodes["method"] = {}
     for name in methods.names("selector"):
         cls = methods.get("selector", name)
-        node = _node(name, cls.defaults(), cls)
+        node = _node(name, cls.defaults())
         node.update({group: f"${{{group}}}" for group in PART_GROUPS if group in node})
         nodes["method"][name] = node
     return nodes

@@ -16,16 +16,32 @@ Temporary files a killed write left behind are removed when the store is opened 
 older than :data:`STALE_TEMP_SECONDS`, so a concurrent write is never disturbed).
 Files are created with the user's umask, so a store on a shared file system is as
 readable as the user's other files.
+
+The store opens only regular files under an entry's name, never blocking and never
+following a link: a FIFO, a directory, a link (a loop included) or an unreadable file
+there is an invalid entry, moved aside or skipped with a warning like any other.
+
+Concurrent sweeps on one store compute every job once: a job that is not stored takes
+its claim, ``<key>.claim``, an exclusive lock (``fcntl.lockf``) held while it computes;
+a job whose claim another live process holds is skipped (:meth:`ResultStore.claim`).
+The operating system releases the lock of a process that dies, so a crashed job's
+claim is taken over by the next run (the file left behind is reused, then removed).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import hashlib
 import json
 import os
+import socket
+import stat
 import tempfile
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +59,11 @@ STALE_TEMP_SECONDS = 600
 #: subdirectory that invalid entries are moved into
 INVALID_DIR = "invalid"
 
+#: what a file of each type under an entry's name is called in a warning
+_FILE_TYPES = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+               (stat.S_ISLNK, "a symbolic link"), (stat.S_ISSOCK, "a socket"),
+               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
 
 class StoreWarning(UserWarning):
     """An invalid store entry was found (and, for a job's lookup, moved aside)."""
@@ -54,6 +75,14 @@ class InvalidEntryError(ValueError):
 
 class StoreError(OSError):
     """A store directory that cannot be used or holds no results."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """Whether this process holds a job's claim, and who does (:meth:`ResultStore.claim`)."""
+
+    held: bool
+    holder: str
 
 
 def _default(value):
@@ -103,6 +132,26 @@ def write_json_atomic(path, payload) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of ``path`` if it is a regular file; :class:`InvalidEntryError` saying
+    what it is otherwise. Never blocks (a FIFO) and never follows a link."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        kind = ("a symbolic link" if error.errno == errno.ELOOP
+                else f"unreadable ({error.strerror})")
+        raise InvalidEntryError(f"{path}: {kind}, not an entry") from None
+    mode = os.fstat(handle).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(handle)
+        kind = next((name for test, name in _FILE_TYPES if test(mode)), "not a file")
+        raise InvalidEntryError(f"{path}: {kind}, not an entry")
+    with os.fdopen(handle, "rb") as file:
+        return file.read()
 
 
 def validate_entry(entry, key: str, spec: dict | None = None) -> dict:
@@ -157,18 +206,20 @@ class ResultStore:
         now = time.time()
         for tmp in self.root.glob(".*.json.*.tmp") if self.root.is_dir() else ():
             try:
-                if now - tmp.stat().st_mtime > age:
+                status = tmp.lstat()
+                if stat.S_ISREG(status.st_mode) and now - status.st_mtime > age:
                     tmp.unlink()
                     removed.append(tmp)
-            except FileNotFoundError:  # removed meanwhile by another process
+            except OSError:  # removed meanwhile by another process
                 continue
         return removed
 
     def read(self, key: str, spec: dict | None = None) -> dict:
         """The valid entry of ``key``; :class:`InvalidEntryError` (naming the file) if it
-        is unreadable or invalid, ``FileNotFoundError`` if there is none."""
+        is unreadable, invalid or not a regular file, ``FileNotFoundError`` if there is
+        none."""
         path = self.path(key)
-        content = path.read_bytes()
+        content = read_regular(path)
         try:
             return validate_entry(json.loads(content), key, spec)
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
@@ -192,18 +243,65 @@ class ResultStore:
                           StoreWarning, stacklevel=2)
             return None
 
-    def move_aside(self, key: str) -> Path:
-        """Move ``<key>.json`` into ``invalid/`` (never overwriting); returns its new path."""
+    def move_aside(self, key: str, suffix: str = ".json") -> Path:
+        """Move ``<key><suffix>`` (whatever it is) into ``invalid/``, never overwriting;
+        returns its new path. Where ``invalid/`` cannot be made (a file of that name),
+        it is renamed in place to a name no lookup reads."""
         folder = self.root / INVALID_DIR
-        folder.mkdir(exist_ok=True)
+        try:
+            folder.mkdir(exist_ok=True)
+        except OSError:
+            folder = self.root
+        if not folder.is_dir() or folder.is_symlink():
+            folder = self.root
         stamp = time.strftime("%Y%m%dT%H%M%S")
-        target = folder / f"{key}.{stamp}.json"
+        target = folder / f"{key}{suffix}.{stamp}.invalid"
         n = 1
-        while target.exists():
-            target = folder / f"{key}.{stamp}.{n}.json"
+        while os.path.lexists(target):
+            target = folder / f"{key}{suffix}.{stamp}.{n}.invalid"
             n += 1
-        os.replace(self.path(key), target)
+        os.replace(self.root / f"{key}{suffix}", target)
         return target
+
+    @contextlib.contextmanager
+    def claim(self, key: str):
+        """The claim of job ``key`` while it computes (a :class:`Claim`).
+
+        ``claim.held`` is False when another live process holds it (the job is being
+        computed there; ``claim.holder`` says where). A claim left by a process that died
+        is free again. On a file system without locks the claim is held with a
+        :class:`StoreWarning` (concurrent sweeps may then compute a job twice).
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self.root / f"{key}.claim"
+        handle = self._open_claim(key, path)
+        try:
+            try:
+                fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except (BlockingIOError, PermissionError):  # EAGAIN / EACCES: held elsewhere
+                holder = os.pread(handle, 200, 0).decode(errors="replace").strip()
+                yield Claim(False, holder or "another process")
+                return
+            except OSError as error:  # no lock support (some network file systems)
+                warnings.warn(f"results store {self.root} cannot lock {path.name} "
+                              f"({error.strerror}): concurrent sweeps may compute this job "
+                              "twice", StoreWarning, stacklevel=3)
+            os.ftruncate(handle, 0)
+            os.pwrite(handle, f"pid {os.getpid()} on {socket.gethostname()} since "
+                              f"{time.strftime('%Y-%m-%d %H:%M:%S')}".encode(), 0)
+            yield Claim(True, "this process")
+            path.unlink(missing_ok=True)  # done (the entry is stored): no claim is left
+        finally:
+            os.close(handle)  # releases the lock
+
+    def _open_claim(self, key: str, path: Path) -> int:
+        """The claim file's descriptor; anything but a regular file there is moved aside
+        first."""
+        if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+            moved = self.move_aside(key, ".claim")
+            warnings.warn(f"{path}: not a regular file, moved to {moved}", StoreWarning,
+                          stacklevel=4)
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW, 0o666)
 
     def put(self, key: str, result: dict, spec: dict | None = None) -> Path:
         """Store ``result`` under ``key`` with the schema version and the job ``spec``
@@ -212,6 +310,10 @@ class ResultStore:
         if not isinstance(job, dict) or job_key(job) != key:
             raise ValueError(f"key {key!r} is not the key of the result's job specification")
         path = self.path(key)
+        if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+            # a rename cannot replace a directory (and must not replace a link's target)
+            warnings.warn(f"{path}: not a regular file, moved to {self.move_aside(key)}",
+                          StoreWarning, stacklevel=2)
         write_json_atomic(path, {**result, "schema": SCHEMA_VERSION, "key": key, "job": job})
         return path
 

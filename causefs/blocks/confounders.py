@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.state import State
-from ..core.validation import check_choice
+from ..core.validation import Interval, check_choice, check_value
 from ..model.settings import DEFAULTS, check_setting
 from ..model.treatments import bounded_treatments
 from ..numerics.sparse import gram_columns
@@ -78,7 +78,8 @@ class ConfoundersBlock(Block):
     def __init__(self, sigma: float = DEFAULTS.sigma, irrelevant_tol: float = 1e-3,
                  correlation: str = "cosine", max_treatments=DEFAULTS.max_treatments):
         self.sigma = check_setting("sigma", sigma)
-        self.irrelevant_tol = irrelevant_tol
+        self.irrelevant_tol = check_value("irrelevant_tol", irrelevant_tol,
+                                          Interval(float, 0, 1))
         self.correlation = check_choice("correlation", correlation, CORRELATIONS)
         self.max_treatments = check_setting("max_treatments", max_treatments)
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..core.parts import Cost
 from ..core.state import State
-from ..core.validation import Interval, check_value
+from ..core.validation import SEED, Interval, check_value
 from .base import Block
 from .decorrelation_weights import standardized
 
@@ -64,7 +64,7 @@ class DensityRatioWeightsBlock(Block):
         self.C = check_value("C", C, Interval(float, 0, closed="neither"))
         self.max_ratio = check_value("max_ratio", max_ratio, Interval(float, 1, closed="neither"))
         self.max_pairs = check_value("max_pairs", max_pairs, Interval(int, 1))
-        self.seed = seed
+        self.seed = check_value("seed", seed, SEED)
 
     def cost(self, size) -> Cost:
         """A logistic regression on 2n samples of at most ``max_pairs`` products

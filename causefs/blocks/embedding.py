@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.parts import Cost
 from ..core.state import State
+from ..core.validation import Interval, check_value
 from ..numerics.laplacian import laplacian_matrix, symmetric_degree
 from .base import Block
 
@@ -54,8 +56,15 @@ class EmbeddingBlock(Block):
     writes = ("F",)
 
     def __init__(self, max_iter: int = 200, tol: float = 1e-10):
-        self.max_iter = max_iter
-        self.tol = tol
+        self.max_iter = check_value("max_iter", max_iter, Interval(int, 0))
+        self.tol = check_value("tol", tol, Interval(float, 0))
+
+    def cost(self, size) -> Cost:
+        """At most ``max_iter`` iterations of a sparse product with L_G and a polar
+        factor, memory-bound passes over (n, h) arrays (measured: benchmarks/
+        bench_estimate.py)."""
+        n, h = size.n_samples, size.n_clusters
+        return Cost(ops=30.0 * self.max_iter * n * h, memory={"embedding": 6 * n * h * 8})
 
     def step(self, state: State) -> State:
         p = state.problem

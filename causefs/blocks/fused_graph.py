@@ -38,7 +38,7 @@ class FusedGraphBlock(Block):
         self.neighbor_algorithm = check_setting("neighbor_algorithm", neighbor_algorithm)
 
     def cost(self, size) -> Cost:
-        return graph_cost(size, 1, fresh=False)
+        return graph_cost(size, 1, fresh=False, priors=size.n_granularities)
 
     def step(self, state: State) -> State:
         p = state.problem

@@ -5,36 +5,51 @@ from __future__ import annotations
 import math
 
 from ..core.parts import Cost
-from ..numerics.neighbors import resolve_algorithm
+from ..numerics.neighbors import FRESH_EXACT_N, resolve_algorithm
 
 _FLOAT = 8
+#: operations per point of an HNSW index built and searched (and the local-search round
+#: and closed form that follow), per graph and per dimension searched; measured on
+#: n = 10,000 to 40,000 points of 8 and 50 dimensions (benchmarks/bench_estimate.py)
+HNSW_POINT_OPS, HNSW_DIM_OPS = 4500.0, 560.0
+#: operations per point, candidate and dimension of a warm-started local search with its
+#: closed form (same measurements)
+UPDATE_OPS = 60.0
 
 
-def graph_cost(size, count: int, *, fresh: bool) -> Cost:
+def graph_cost(size, count: int, *, fresh: bool, priors: int = 1) -> Cost:
     """``count`` adaptive graphs of a fit of ``size`` (:class:`~causefs.model.fit_size.FitSize`).
 
-    A fresh graph searches the data's d dimensions from nothing (exact, or an HNSW
-    index); an update searches the h dimensions of an embedding, warm-started from the
-    graph it replaces. Memory: the candidate table joined with the prior's support.
+    Fresh graphs search the data's d dimensions between them (the fused graph all of
+    them, the granular graphs a group each); an update searches the h dimensions of an
+    embedding. The search is the one the ``neighbor_algorithm`` setting resolves to
+    (:func:`~causefs.numerics.neighbors.resolve_algorithm`): exact, a k-d tree, or an
+    approximate one: for a fresh graph an HNSW index and a round of local search (exact
+    up to ``FRESH_EXACT_N`` points; the initial granular graphs, whose search the fused
+    graph seeds, measured about as costly); for an update a local search warm-started
+    from the graph it replaces, among the candidates joined with the supports of its
+    ``priors`` graphs (G for S[m]; the M graphs S[m] for G). Memory: the candidate table.
     """
     n, d, h = size.n_samples, size.n_features, size.n_clusters
-    c, M = size.n_neighbors + 1, size.n_granularities
-    dims = d if fresh else h
-    algorithm = resolve_algorithm(size.settings.neighbor_algorithm, n, dims)
+    k, M = size.n_neighbors, size.n_granularities
+    width = k + 1 + priors * k  # kNN candidates plus the priors' supports
+    searched = d if fresh else count * h  # the dimensions the count graphs search together
+    algorithm = resolve_algorithm(size.settings.neighbor_algorithm, n,
+                                  max(1, searched // count))
+    hnsw = algorithm == "approximate" and fresh
     flops, ops = 0.0, 0.0
-    if algorithm in ("exact", "brute", "all"):  # distances (BLAS), selection of the nearest
-        flops, ops = 2.0 * n * n * dims, 3.0 * n * n
+    if algorithm in ("exact", "brute", "all") or (hnsw and n <= FRESH_EXACT_N):
+        # distances (BLAS) and the selection of the nearest
+        flops, ops = 2.0 * n * n * searched, 3.0 * n * n * count
     elif algorithm in ("kd_tree", "ball_tree"):  # calibrated on Gaussian points
-        ops = 200.0 * n * math.log2(max(n, 2)) * dims
-    elif fresh:  # HNSW build and search
-        ops = 30.0 * n * math.log2(max(n, 2)) * dims
-    else:  # a local search from the previous graph
-        ops = n * (c + 4 * c * c) * (h + 5.0)
-    width = c + M * size.n_neighbors  # kNN candidates plus the prior's support
-    memory = 6 * n * width * _FLOAT + 2 * n * max(h, 1) * _FLOAT
+        ops = 200.0 * n * math.log2(max(n, 2)) * searched
+    elif hnsw:
+        ops = n * math.log2(max(n, 2)) * (HNSW_POINT_OPS * count + HNSW_DIM_OPS * searched)
+    else:
+        ops = UPDATE_OPS * n * width * (searched + 5.0 * count)
+    memory = 6 * n * (k + 1 + M * k) * _FLOAT + 2 * n * max(h, 1) * _FLOAT
     advice = {}
     if size.settings.neighbor_algorithm == "all":
         memory = 5 * n * n * _FLOAT
         advice = {"graph_candidates": "use a kNN candidate search: neighbor_algorithm='auto'"}
-    return Cost(flops=count * flops, ops=count * ops,
-                memory={"graph_candidates": memory}, advice=advice)
+    return Cost(flops=flops, ops=ops, memory={"graph_candidates": memory}, advice=advice)

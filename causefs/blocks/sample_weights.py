@@ -9,9 +9,9 @@ import scipy.sparse as sp
 
 from ..core.parts import Cost
 from ..core.state import State
-from ..core.validation import NONE, Interval, check_choice, check_value
+from ..core.validation import NONE, InstanceOf, Interval, check_choice, check_value
 from ..numerics.laplacian import symmetric_degree
-from ..qp import SimplexQP
+from ..qp import QPBackend, SimplexQP
 from .base import Block
 
 
@@ -97,12 +97,17 @@ class SampleWeightsBlock(Block):
     PRODUCTS_PER_STEP = 15
 
     def __init__(self, qp, max_products: int | None = 12, precision: str = "float32"):
-        self.qp = qp
+        self.qp = check_value("qp", qp, InstanceOf(QPBackend, "a QP backend (set by the engine "
+                                                         "from the qp setting)"))
         self.max_products = check_value("max_products", max_products, NONE, Interval(int, 1))
         self.precision = check_choice("precision", precision, PRECISIONS)
 
     def cost(self, size) -> Cost:
-        return Cost(balance_products=self.PRODUCTS_PER_STEP if size.balance else 0.0)
+        """Its balance products, and the granular graphs' sparse Hessian it builds
+        (M n k entries) with the solve's vector operations."""
+        n, k = size.n_samples, size.n_neighbors
+        return Cost(balance_products=self.PRODUCTS_PER_STEP if size.balance else 0.0,
+                    ops=200.0 * n * (size.n_granularities * k + 2))
 
     def step(self, state: State) -> State:
         exact = sample_weight_qp(state)

@@ -8,7 +8,7 @@ the initialization and ``max_iter`` iterations. Plugin parts are estimated the s
 
 from .fit import FitEstimate, estimate_fit
 from .memory import MemoryEstimate, MemoryLimitError, check_memory, parse_memory_limit
-from .runtime import LONG_FIT_SECONDS
+from .runtime import ANNOUNCED_FIT_SECONDS, LONG_FIT_SECONDS
 
-__all__ = ["FitEstimate", "LONG_FIT_SECONDS", "MemoryEstimate", "MemoryLimitError",
-           "check_memory", "estimate_fit", "parse_memory_limit"]
+__all__ = ["ANNOUNCED_FIT_SECONDS", "FitEstimate", "LONG_FIT_SECONDS", "MemoryEstimate",
+           "MemoryLimitError", "check_memory", "estimate_fit", "parse_memory_limit"]

@@ -11,6 +11,8 @@ from __future__ import annotations
 #: rest (gathers, sorting, selection of nearest neighbours)
 BLAS_RATE = 2e10
 OTHER_RATE = 1e9
+#: a fit estimated above this many seconds logs its estimate at INFO before it starts
+ANNOUNCED_FIT_SECONDS = 60.0
 #: a fit estimated above this many seconds is announced (logging WARNING + LongFitWarning)
 LONG_FIT_SECONDS = 600.0
 

@@ -80,7 +80,9 @@ class Schedule:
 
 def validate_blocks(init: Sequence, loop: Sequence, needs: Sequence = (),
                     given: frozenset = PROBLEM_FIELDS) -> None:
-    """Check that every block reads only variables written by an earlier block.
+    """Check that every block reads only variables written by an earlier block, and
+    that the loop has a descent block (without one nothing lowers the objective: the
+    loop would stop at once, "converged", on the initial ranking).
 
     ``needs`` lists what the objective needs once the initialization is done; ``given``
     what the starting state already holds.
@@ -108,5 +110,9 @@ def validate_blocks(init: Sequence, loop: Sequence, needs: Sequence = (),
                                 "the objective needs them")
     if not loop:
         problems.append("the loop has no block")
+    elif not any(block.kind == "descent" for block in loop):
+        problems.append(f"the loop has no descent block (its blocks are "
+                        f"{', '.join(f'{b.name} ({b.kind})' for b in loop)}): nothing "
+                        "lowers the objective")
     if problems:
-        raise ScheduleError("invalid schedule:\n  " + "\n  ".join(problems))
+        raise ScheduleError("schedule: " + "; ".join(problems))

@@ -9,13 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .contracts import (
-    CHECKS,
-    check_descent,
-    check_purity,
-    check_returned_state,
-    fingerprints,
-)
+from . import progress
+from .contracts import CHECKS, Contract
 from .convergence import ObjectiveChange
 from .schedule import validate_blocks
 from .state import State
@@ -93,9 +88,10 @@ class _Run:
     def __init__(self, state, objective, *, trace, check, rtol, callback):
         self.state, self.objective = state, objective
         self.needs = set(objective.needs(state.problem))
-        self.trace, self.check, self.rtol, self.callback = trace, check, rtol, callback
+        self.trace, self.callback = trace, callback
         self.records: list = []
         self.cache: dict = {}  # objective terms whose inputs a block left untouched
+        self.contract = Contract(check, objective, self.needs, rtol)
 
     def phase(self, blocks: Sequence, iteration: int):
         """Run ``blocks`` once; the record of the last one (None for no block)."""
@@ -106,15 +102,16 @@ class _Run:
 
     def step(self, block, iteration: int, phase: Sequence, last: bool) -> dict:
         before = self.state
-        prints = fingerprints(before) if self.check == "strict" else None
+        prints = self.contract.prints(before)
+        progress.phase(f"block {block.name!r} (iteration {iteration})")
         start = time.perf_counter()
-        after = block.step(before)
+        try:
+            after = block.step(before)
+        except Exception as error:
+            error.add_note(f"raised by block {block.name!r} (iteration {iteration})")
+            raise
         seconds = time.perf_counter() - start
-        check_returned_state(block, before, after, iteration)
-        if self.check == "strict":
-            check_purity(block, before, prints, after, iteration)
-            if self.needs <= before.available():
-                check_descent(block, self.objective, before, after, self.rtol, iteration)
+        self.contract.check(block, before, prints, after, iteration, self.cache)
         self.state = after
         record = {"iteration": iteration, "block": block.name, "kind": block.kind,
                   "seconds": seconds, "objective": None, "terms": None,
@@ -206,17 +203,22 @@ def run_schedule(state: State, init: Sequence, loop: Sequence, *, objective: Obj
     Parameters
     ----------
     check : {"cheap", "strict"}
-        ``cheap`` (always on) checks that every block returns a State of the same
-        problem. ``strict`` also checks, after every block, that it left its input
-        untouched, changed only its declared ``writes``, and, for a descent block, did
-        not raise the objective by more than ``rtol`` of its scale (adaptive parameters
-        substituted, :func:`causefs.core.contracts.check_descent`); for tests and plugin
-        authors, it costs two objective evaluations a block and a copy of the state.
+        ``cheap`` (the default) checks that every block returns a State of the same
+        problem with its declared ``writes`` set and finite, and on iterations 1, 2, 4,
+        8, ... that no descent block raises the objective by more than
+        :data:`~causefs.core.contracts.DESCENT_WARN_RTOL` of its scale (a
+        :class:`~causefs.core.contracts.DescentWarning` naming the block). ``strict``
+        also checks, after every block, that it left its input untouched, changed only
+        its declared ``writes``, and, for a descent block, did not raise the objective by
+        more than ``rtol`` of its scale (adaptive parameters substituted,
+        :func:`causefs.core.contracts.check_descent`); for tests and plugin authors, it
+        costs two objective evaluations a block and a copy of the state.
 
     Raises
     ------
     BlockContractError
-        When a block breaks a checked contract, naming it.
+        When a block breaks a checked contract, naming it. An exception raised inside a
+        block carries a note naming the block and the iteration.
     FloatingPointError
         When the objective becomes NaN or infinite, naming the block that did it (with
         ``trace``) or the iteration and its blocks.

@@ -13,9 +13,12 @@ line and prefix the key's group (``method.alpha=-1: ...``).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import numbers
+import types
+import typing
 from collections.abc import Mapping
 
 
@@ -32,6 +35,10 @@ class Constraint:
 
     def is_satisfied_by(self, value) -> bool:
         raise NotImplementedError
+
+    def normalize(self, value):
+        """``value``, which satisfies the constraint, in its one canonical form."""
+        return value
 
 
 def _is_integer(value) -> bool:
@@ -69,6 +76,11 @@ class Interval(Constraint):
             if value > self.high or (value == self.high and self.closed in ("left", "neither")):
                 return False
         return True
+
+    def normalize(self, value):
+        """A Python ``int`` or ``float``: ``alpha=1`` is ``alpha=1.0``, ``np.int64(3)``
+        is ``3``."""
+        return int(value) if self.kind is int else float(value)
 
     def __str__(self) -> str:
         what = "an integer" if self.kind is int else "a real number"
@@ -131,6 +143,8 @@ class PartSpec(Constraint):
 #: booleans only (a config's ``no`` or a Python ``"x"`` is not a boolean)
 BOOLEAN = InstanceOf(bool, "true or false")
 NONE = Options([None])
+#: an int seed as NumPy's generators take it
+SEED = Interval(int, 0, 2**32 - 1)
 
 _UNITS = (("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("B", 1))
 
@@ -168,9 +182,11 @@ def describe(constraints) -> str:
 
 
 def check_value(name: str, value, *constraints):
-    """``value`` if it satisfies one of ``constraints``, else an InvalidParameterError."""
-    if any(c.is_satisfied_by(value) for c in constraints):
-        return value
+    """``value`` normalized by the first of ``constraints`` it satisfies (an int for a
+    real number is a float), else an InvalidParameterError."""
+    for constraint in constraints:
+        if constraint.is_satisfied_by(value):
+            return constraint.normalize(value)
     raise InvalidParameterError(f"{name}={value!r}: must be {describe(constraints)}")
 
 
@@ -193,6 +209,22 @@ def constructor_defaults(cls, skip=()) -> dict:
             if parameters[name].default is not parameters[name].empty and name not in skip}
 
 
+_CONFIG_SCALARS = (str, int, float, bool, type(None))
+
+
+def config_value(value):
+    """``value`` as a configuration (YAML, Hydra) holds it: tuples become lists; a
+    TypeError for a value no configuration can hold (anything but a str, number, bool,
+    None, list or mapping of them)."""
+    if isinstance(value, _CONFIG_SCALARS):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [config_value(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): config_value(v) for k, v in value.items()}
+    raise TypeError(f"{value!r} cannot be written in a configuration")
+
+
 def check_options(key: str, factory, options: Mapping, name: str | None = None) -> None:
     """Every option is a keyword of ``factory`` (a class or a function), or an
     InvalidParameterError ``key.option: unknown option; the options of 'name' are ...``."""
@@ -205,6 +237,57 @@ def check_options(key: str, factory, options: Mapping, name: str | None = None) 
         raise InvalidParameterError(
             f"{key}.{unknown[0]}: unknown option; the options of "
             f"{name or factory.__name__!r} are {', '.join(sorted(accepted)) or 'none'}")
+
+
+#: what an annotation of a simple type asks of a value (see :func:`annotated_constraints`)
+_ANNOTATION_CONSTRAINTS = {
+    int: Interval(int),
+    float: InstanceOf(numbers.Real, "a real number"),
+    str: InstanceOf(str, "a string"),
+    bool: BOOLEAN,
+    type(None): NONE,
+    dict: InstanceOf(Mapping, "a mapping"),
+    Mapping: InstanceOf(Mapping, "a mapping"),
+    list: InstanceOf((list, tuple), "a list"),
+    tuple: InstanceOf((list, tuple), "a list"),
+}
+
+
+@functools.lru_cache(maxsize=None)  # evaluating annotations is slow; a class keeps them
+def annotated_constraints(factory) -> dict:
+    """``{option: constraints}`` from the type annotations of ``factory``'s keywords.
+
+    Only annotations made of simple types (int, float, str, bool, None, dict, list,
+    tuple and unions of them) say what a value must be; the others are left to the
+    factory. A float option takes an int (normalized to a float, :func:`check_value`).
+    """
+    target = factory.__init__ if inspect.isclass(factory) else factory
+    try:
+        hints = typing.get_type_hints(target)
+    except Exception:  # annotations that do not evaluate here say nothing checkable
+        return {}
+    found = {}
+    for name in constructor_options(factory):
+        kinds = typing.get_args(hints[name]) if name in hints and (
+            typing.get_origin(hints[name]) in (typing.Union, types.UnionType)) \
+            else (hints.get(name),)
+        kinds = [typing.get_origin(k) or k for k in kinds]
+        if all(k in _ANNOTATION_CONSTRAINTS for k in kinds):
+            # a float option normalizes an int; an int-or-float option keeps both kinds
+            found[name] = tuple(Interval(float) if k is float and int not in kinds else
+                                _ANNOTATION_CONSTRAINTS[k] for k in kinds)
+    return found
+
+
+def check_annotated(key: str, factory, options: Mapping) -> dict:
+    """``options`` checked against ``factory``'s annotations (:func:`annotated_constraints`)
+    and normalized, or an InvalidParameterError ``key.option=value: must be ...``."""
+    constraints = annotated_constraints(factory)  # read-only: shared by every call
+    checked = dict(options)
+    for name, value in options.items():
+        if name in constraints:
+            checked[name] = check_value(f"{key}.{name}", value, *constraints[name])
+    return checked
 
 
 def construct(key: str, cls, options: Mapping | None = None):
@@ -224,12 +307,14 @@ def construct(key: str, cls, options: Mapping | None = None):
     ------
     InvalidParameterError
         ``key.option: unknown option; ...`` listing the accepted ones,
-        ``key.option=value: must be ...`` for a value the constructor refused with an
+        ``key.option=value: must be ...`` for a value its annotation
+        (:func:`check_annotated`) or the constructor refused with an
         :class:`InvalidParameterError`, and ``key=name: ...`` for its other errors.
     """
     options = dict(options or {})
     name = getattr(cls, "name", cls.__name__)
     check_options(key, cls, options, name)
+    check_annotated(key, cls, options)
     try:
         return cls(**options)
     except InvalidParameterError as error:

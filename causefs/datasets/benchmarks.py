@@ -118,7 +118,15 @@ def data_home(path: str | os.PathLike | None = None) -> Path:
     :func:`default_data_home`."""
     if path is None:
         path = os.environ.get(ENV_VAR) or default_data_home()
-    return Path(path).expanduser()
+    if not path:
+        raise DatasetError(
+            f"no data directory: set the environment variable {ENV_VAR} to the directory "
+            "holding the benchmark .npz files, or pass it as data_home= in Python or "
+            "data_dir= on the causefs command line"
+        )
+    if not isinstance(path, (str, os.PathLike)):
+        raise DatasetError(f"data directory {path!r}: must be a directory path")
+    return Path(path).expanduser().absolute()
 
 
 def load_benchmark(name: str, data_home_path=None, verify: bool = True) -> Dataset:

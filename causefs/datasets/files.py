@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 import numbers
 import os
 import warnings
@@ -88,18 +89,27 @@ def _orient(X, y, source):
     return X, y
 
 
-def _load_npz(path: Path) -> dict:
+def _load_npz(path: Path, nuisance=None) -> dict:
+    """The feature and label arrays of an .npz file (and the array ``nuisance`` names),
+    and only those: other members are never decompressed, and a member whose header
+    declares more data than the archive holds is refused before anything is allocated."""
     # an .npz is a zip archive; anything else would reach numpy's pickle loader, whose
     # error suggests loading the file unsafely
     if not zipfile.is_zipfile(path):
         raise DatasetError(f"{path} is not an .npz file (not a zip archive)")
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            return {key: archive[key] for key in archive.files}
+        with zipfile.ZipFile(path) as archive:
+            members = {info.filename[:-4]: info for info in archive.infolist()
+                       if info.filename.endswith(".npy")}
+            wanted = [_pick(members, _FEATURE_KEYS, "feature", path),
+                      *[k for k in _LABEL_KEYS if k in members][:1]]
+            if nuisance is not None:
+                _check_archive_key(members, nuisance, path)
+                wanted.append(nuisance)
+            return {key: _read_member(archive, members[key], path) for key in wanted}
+    except DatasetError:
+        raise
     except ValueError as error:
-        if "pickle" in str(error):
-            raise DatasetError(f"{path} holds object (pickled) arrays, which are never "
-                               "loaded: store numeric arrays only") from None
         raise DatasetError(f"{path} is not a readable .npz file: {error}") from None
     except (zipfile.BadZipFile, OSError, EOFError) as error:
         raise DatasetError(f"{path} is truncated or corrupt: {error}") from None
@@ -113,6 +123,25 @@ def _is_hdf5(path: Path) -> bool:
     with open(path, "rb") as handle:
         head = handle.read(_HDF5_OFFSETS[-1] + len(_HDF5_SIGNATURE))
     return any(head[i:i + len(_HDF5_SIGNATURE)] == _HDF5_SIGNATURE for i in _HDF5_OFFSETS)
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path):
+    """One array of an .npz archive, its header checked before its data is read."""
+    with archive.open(info) as member:
+        version = np.lib.format.read_magic(member)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, _, dtype = read_header(member)
+    if dtype.hasobject:
+        raise DatasetError(f"{path} holds object (pickled) arrays, which are never loaded: "
+                           "store numeric arrays only")
+    size = math.prod(shape) * dtype.itemsize
+    if size > info.file_size:
+        raise DatasetError(f"{path}: array {info.filename[:-4]!r} declares shape {shape} "
+                           f"({size} bytes) but the archive holds {info.file_size} bytes "
+                           "for it: the file is truncated or corrupt")
+    with archive.open(info) as member:
+        return np.lib.format.read_array(member, allow_pickle=False)
 
 
 def _load_mat(path: Path):
@@ -187,12 +216,20 @@ def _read_csv_cells(path: Path, skip: int) -> np.ndarray:
             try:
                 table[i, column] = float(cell)
             except ValueError:
-                raise DatasetError(f"{path}, line {line}, column {column + 1}: {cell!r} is "
-                                   "not a number") from None
+                raise DatasetError(f"{path}, line {line}, column {column + 1}: "
+                                   f"{_shown(cell)} is not a number") from None
             if not np.isfinite(table[i, column]):
-                raise DatasetError(f"{path}, line {line}, column {column + 1}: {cell!r} "
-                                   f"({_NOT_FINITE})")
+                raise DatasetError(f"{path}, line {line}, column {column + 1}: "
+                                   f"{_shown(cell)} ({_NOT_FINITE})")
     return table
+
+
+def _shown(cell: str, width: int = 12) -> str:
+    """A cell as an error shows it: whole if short, else its start and its length (a
+    file that is not data, such as a linked system file, is not echoed)."""
+    if len(cell) <= width:
+        return repr(cell)
+    return f"{cell[:8]!r}... ({len(cell)} characters)"
 
 
 def _numeric(row) -> bool:
@@ -280,14 +317,19 @@ def _labels_where_whole(Z: np.ndarray) -> np.ndarray:
     return Z
 
 
-def _archive_nuisance(contents, key, source):
-    """The array stored under ``key`` in an .npz/.mat file, as Z."""
+def _check_archive_key(names, key, source) -> None:
+    """``key`` must name one of the arrays ``names`` of an .npz/.mat file (Z's)."""
     if not isinstance(key, str):
         raise DatasetError(f"nuisance must name the array of {source} that holds Z, got "
                            f"{key!r}")
-    if key not in contents:
+    if key not in names:
         raise DatasetError(f"{source} has no array {key!r} for the nuisance variables; "
-                           f"found {sorted(k for k in contents if not k.startswith('__'))}")
+                           f"found {sorted(k for k in names if not k.startswith('__'))}")
+
+
+def _archive_nuisance(contents, key, source):
+    """The array stored under ``key`` in an .npz/.mat file, as Z."""
+    _check_archive_key(contents, key, source)
     Z = np.asarray(contents[key])
     return Z.ravel() if Z.ndim == 2 and 1 in Z.shape else Z
 
@@ -331,9 +373,11 @@ def load_file(path: str | os.PathLike, label_column: int | str | None = None,
         Any file that cannot be read as a dataset; the message names the file, and the
         line (row) and column where that applies.
     """
+    if not str(path).strip():
+        raise DatasetError(f"the data file's path is empty ({str(path)!r})")
     path = Path(path).expanduser()
     if not path.exists():
-        raise DatasetError(f"no file at {path}")
+        raise DatasetError(f"no file at {path.absolute()}")
     if path.is_dir():
         raise DatasetError(f"{path} is a directory, not a data file")
     suffix = path.suffix.lower()
@@ -351,7 +395,7 @@ def load_file(path: str | os.PathLike, label_column: int | str | None = None,
         X, y, Z = _load_csv(path, label_column, nuisance)
         X, y = _orient(X, y, source)
     else:
-        contents = _load_npz(path) if suffix == ".npz" else _load_mat(path)
+        contents = _load_npz(path, nuisance) if suffix == ".npz" else _load_mat(path)
         key = _pick(contents, _FEATURE_KEYS, "feature", source)
         X = _as_features(contents[key], source, key)
         label_keys = [k for k in _LABEL_KEYS if k in contents]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.validation import Interval, check_value
+from ..core.validation import Interval, InvalidParameterError, check_value
 from .base import CausalDataset
 
 
@@ -55,7 +55,7 @@ def _check_bias(name, value) -> tuple:
     """The biases of ``value`` (a number or a list of them) as a tuple."""
     values = tuple(value) if isinstance(value, (list, tuple)) else (value,)
     if not values:
-        raise ValueError(f"{name}=[]: needs at least one environment's bias")
+        raise InvalidParameterError(f"{name}=[]: needs at least one environment's bias")
     for entry in values:
         # 0: B independent of the clusters, 1: a function of them, -1: reversed
         check_value(name, entry, Interval(float, -1, 1))
@@ -124,18 +124,22 @@ def make_shifted_clusters(n_train: int = 400, n_test: int = 400, *, n_clusters: 
         ``X`` (n_train, d) and ``X_test`` (n_test * test environments, d) with
         ``d = n_causal + n_spurious + n_noise``.
     """
-    if not 2 <= n_groups < n_clusters:
-        raise ValueError(f"n_groups must satisfy 2 <= n_groups < n_clusters = {n_clusters} "
-                         f"(B coarsens the clusters), got {n_groups}")
+    for name, value, low in (("n_clusters", n_clusters, 3), ("n_groups", n_groups, 2),
+                             ("n_train", n_train, n_clusters), ("n_test", n_test, n_clusters),
+                             ("n_causal", n_causal, n_clusters), ("n_noise", n_noise, 0),
+                             ("n_spurious", n_spurious, n_groups), ("seed", seed, 0)):
+        check_value(name, value, Interval(int, low))
+    if n_groups >= n_clusters:
+        raise InvalidParameterError(f"n_groups={n_groups}: must be < n_clusters = "
+                                    f"{n_clusters} (B coarsens the clusters)")
     for name, width, parts in (("n_causal", n_causal, n_clusters),
                                ("n_spurious", n_spurious, n_groups)):
-        if width < parts or width % parts:
-            raise ValueError(f"{name} = {width} must be a positive multiple of {parts} "
-                             "(one equal block per cluster / group)")
-    if n_noise < 0 or min(n_train, n_test) < n_clusters:
-        raise ValueError(f"need n_noise >= 0 and at least n_clusters = {n_clusters} samples "
-                         f"per environment; got n_noise={n_noise}, n_train={n_train}, "
-                         f"n_test={n_test}")
+        if width % parts:
+            raise InvalidParameterError(f"{name}={width}: must be a multiple of {parts} "
+                                        "(one equal block per cluster / group)")
+    for name, value in (("separation", separation),
+                        ("spurious_separation", spurious_separation)):
+        check_value(name, value, Interval(float))
     train_biases = _check_bias("train_bias", train_bias)
     test_biases = _check_bias("test_bias", test_bias)
     rng = np.random.default_rng(seed)
@@ -193,10 +197,15 @@ def make_digits_border(train_bias: float = 0.9, test_bias: float = 0.0, *,
     train_biases = _check_bias("train_bias", train_bias)
     test_biases = _check_bias("test_bias", test_bias)
     check_value("border_width", border_width, Interval(int, 1))
-    if not 0 < train_size < 1:
-        raise ValueError(f"train_size must lie in (0, 1), got {train_size}")
-    if len(border_levels) != 2:
-        raise ValueError(f"border_levels needs one shade per group (2), got {border_levels}")
+    # every class on both sides of the stratified split
+    check_value("train_size", train_size, Interval(float, 0.01, 0.99))
+    check_value("border_noise", border_noise, Interval(float, 0))
+    check_value("seed", seed, Interval(int, 0))
+    shade = Interval(float, 0, 16)  # the digits' range, which the border is clipped to
+    if not (isinstance(border_levels, (list, tuple)) and len(border_levels) == 2
+            and all(shade.is_satisfied_by(level) for level in border_levels)):
+        raise InvalidParameterError(f"border_levels={border_levels!r}: must be two shades "
+                                    f"(one per group), each {shade}")
     images, labels = load_digits(return_X_y=True)
     rng = np.random.default_rng(seed)
     tr, te = train_test_split(np.arange(labels.size), train_size=train_size, stratify=labels,

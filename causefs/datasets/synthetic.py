@@ -45,7 +45,7 @@ def make_causal(n_samples: int = 1000, n_features: int = 100, *, n_clusters: int
     check_value("confounding", confounding, Interval(float, 0, 1))
     check_value("separation", separation, Interval(float))
     if n_causal + n_spurious > n_features:
-        raise InvalidParameterError(f"n_causal + n_spurious={n_causal + n_spurious}: "
+        raise InvalidParameterError(f"n_causal={n_causal}: with n_spurious={n_spurious} "
                                     f"exceeds n_features={n_features}")
     rng = np.random.default_rng(seed)
     environment = rng.integers(0, n_clusters, n_samples)

@@ -32,8 +32,8 @@ class FitSize:
 
     @property
     def n_granularities(self) -> int:
-        """The largest number of feature granularities M."""
-        return self.settings.max_granularity
+        """The largest number of feature granularities M (at most one per feature)."""
+        return min(self.settings.max_granularity, self.n_features)
 
     @cached_property
     def n_treatments(self) -> int:

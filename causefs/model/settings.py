@@ -26,6 +26,7 @@ from ..core.validation import (
     InvalidParameterError,
     Options,
     PartSpec,
+    SEED,
     check_value,
 )
 from ..numerics.neighbors import NEIGHBOR_ALGORITHMS
@@ -84,13 +85,14 @@ class Settings:
                                              in_key=False)
     trace: bool = setting(False, BOOLEAN, in_key=False)
     check: str = setting("cheap", Options(CHECKS), in_key=False)
-    random_state: object = setting(None, NONE, Interval(int, 0, 2**32 - 1),
+    random_state: object = setting(None, NONE, SEED,
                                    InstanceOf(np.random.RandomState, "a RandomState"))
     verbose: bool = setting(False, BOOLEAN, in_key=False)
 
     def __post_init__(self):
-        for item in dataclasses.fields(self):
-            check_setting(item.name, getattr(self, item.name))
+        for item in dataclasses.fields(self):  # checked, and normalized (alpha=1 is 1.0)
+            object.__setattr__(self, item.name, check_setting(item.name,
+                                                              getattr(self, item.name)))
 
     def replace(self, **changes) -> "Settings":
         """A copy with ``changes`` applied (and checked)."""

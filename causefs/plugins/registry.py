@@ -7,14 +7,19 @@ from collections.abc import Mapping
 
 from ..blocks import Block
 from ..core.schedule import Schedule, ScheduleError
-from ..core.validation import check_choice, construct
+from ..core.validation import check_choice, config_value, construct, constructor_defaults
 from ..kernels import Kernel
 from ..qp import QPBackend
 from . import manager
 
 
 class PluginError(ValueError):
-    """A plugin registered an invalid piece, or two plugins registered the same name."""
+    """A plugin registered an invalid piece, or two plugins registered the same name
+    (``plugins`` names the plugins at fault)."""
+
+    def __init__(self, message: str, plugins: tuple = ()):
+        super().__init__(message)
+        self.plugins = plugins
 
 
 class Registry:
@@ -46,7 +51,8 @@ class Registry:
             other, other_plugin = table[name]
             raise PluginError(f"two plugins provide a {kind} named {name!r}: "
                               f"{other_plugin!r} ({_describe(other)}) and "
-                              f"{self._plugin!r} ({_describe(piece)})")
+                              f"{self._plugin!r} ({_describe(piece)})",
+                              plugins=(other_plugin, self._plugin))
         table[name] = (piece, self._plugin)
 
     def _add_class(self, kind: str, cls) -> None:
@@ -58,6 +64,16 @@ class Registry:
             missing = sorted(cls.__abstractmethods__)
             raise PluginError(f"plugin {self._plugin!r} registers {kind} {cls.__name__}, "
                               f"which does not implement {missing}")
+        # its options become a config node (causefs.app.configs): defaults a config holds
+        defaults = cls.defaults() if hasattr(cls, "defaults") else constructor_defaults(
+            cls, skip=getattr(cls, "requires", ()))
+        for option, value in defaults.items():
+            try:
+                config_value(value)
+            except TypeError as error:
+                raise PluginError(f"plugin {self._plugin!r} registers {kind} {cls.__name__} "
+                                  f"whose option {option} has a default that {error} (a "
+                                  "str, number, bool, None, list or mapping)") from None
         self._add(kind, getattr(cls, "name", None), cls)
 
     def names(self, kind: str) -> list[str]:
@@ -107,14 +123,16 @@ class PartRegistry(Registry):
         self._add("schedule", spec["name"], dict(spec))
 
     def check_schedules(self) -> None:
-        """Every block a registered schedule names is a registered block."""
+        """Every block a registered schedule names is a registered block (an installed
+        plugin whose schedule names another is skipped: :func:`manager.skip_or_raise`)."""
         blocks = self._pieces["block"]
         for name, (spec, plugin) in self._pieces["schedule"].items():
             for block in Schedule.from_mapping(spec).block_names():
                 if block not in blocks:
-                    raise PluginError(f"schedule {name!r} of plugin {plugin!r} names block "
-                                      f"{block!r}, which no plugin registers; blocks: "
-                                      f"{', '.join(sorted(blocks))}")
+                    manager.skip_or_raise(PluginError(
+                        f"schedule {name!r} of plugin {plugin!r} names block {block!r}, "
+                        f"which no plugin registers; blocks: {', '.join(sorted(blocks))}"),
+                        plugin)
 
 
 def _collect_parts() -> PartRegistry:

@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ..core.extras import require
 from ..core.parts import Cost
+from ..core.validation import NONE, InstanceOf, check_choice, check_value
 from .base import QPBackend, QPResult
 from .problem import SimplexQP
+
+
+def qp_solvers() -> list[str]:
+    """The installed cvxpy solvers that take the mu QP: QP solvers and conic solvers
+    with second-order cones (an LP solver such as SCIPY would fail at every solve)."""
+    from cvxpy.constraints import SOC
+    from cvxpy.reductions.solvers import defines
+
+    conic = [name for name in defines.INSTALLED_CONIC_SOLVERS
+             if SOC in defines.SOLVER_MAP_CONIC[name].SUPPORTED_CONSTRAINTS]
+    return sorted(set(conic) | (set(defines.QP_SOLVERS) & set(defines.INSTALLED_SOLVERS)))
 
 
 class CvxpyBackend(QPBackend):
@@ -21,7 +35,8 @@ class CvxpyBackend(QPBackend):
     Parameters
     ----------
     solver : str
-        cvxpy solver name. Clarabel by default: cvxpy would otherwise pick OSQP for a
+        cvxpy solver name, one of the installed solvers that take this QP
+        (:func:`qp_solvers`). Clarabel by default: cvxpy would otherwise pick OSQP for a
         QP, whose default tolerance (1e-3) is far from an exact solve.
     solver_options : dict or None
         Keyword arguments for ``Problem.solve``; by default Clarabel's gap tolerances
@@ -31,8 +46,9 @@ class CvxpyBackend(QPBackend):
     name = "cvxpy"
 
     def __init__(self, solver: str = "CLARABEL", solver_options: dict | None = None):
-        self.solver = solver
-        self.solver_options = solver_options
+        self.solver = check_choice("solver", solver, qp_solvers())
+        self.solver_options = check_value("solver_options", solver_options, NONE,
+                                          InstanceOf(Mapping, "a mapping of solver options"))
 
     def cost(self, size) -> Cost:
         """Memory of a solve: the dense P and its scaled copy, cvxpy's sparse canonical

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.validation import Interval, check_value
 from ..numerics.simplex import project_simplex
 from .base import QPBackend, QPResult
 from .problem import SimplexQP
@@ -41,10 +42,11 @@ class GradientProjectionCGBackend(QPBackend):
 
     def __init__(self, rtol: float = 1e-9, max_iter: int = 5000, projection_steps: int = 5,
                  cg_rtol: float = 1e-3):
-        self.rtol = rtol
-        self.max_iter = max_iter
-        self.projection_steps = projection_steps
-        self.cg_rtol = cg_rtol
+        self.rtol = check_value("rtol", rtol, Interval(float, 0))
+        self.max_iter = check_value("max_iter", max_iter, Interval(int, 1))
+        self.projection_steps = check_value("projection_steps", projection_steps,
+                                            Interval(int, 1))
+        self.cg_rtol = check_value("cg_rtol", cg_rtol, Interval(float, 0, 1, closed="left"))
 
     def solve(self, qp: SimplexQP, x0: np.ndarray) -> QPResult:
         budget = self.max_iter if qp.max_products is None else min(self.max_iter,

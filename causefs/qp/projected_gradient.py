@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.validation import Interval, check_value
 from ..numerics.simplex import project_simplex
 from .base import QPBackend, QPResult
 from .problem import SimplexQP
@@ -48,9 +49,9 @@ class ProjectedGradientBackend(QPBackend):
     name = "projected_gradient"
 
     def __init__(self, rtol: float = 1e-9, max_iter: int = 20000, patience: int = 200):
-        self.rtol = rtol
-        self.max_iter = max_iter
-        self.patience = patience
+        self.rtol = check_value("rtol", rtol, Interval(float, 0))
+        self.max_iter = check_value("max_iter", max_iter, Interval(int, 1))
+        self.patience = check_value("patience", patience, Interval(int, 1))
 
     def solve(self, qp: SimplexQP, x0: np.ndarray) -> QPResult:
         q, total = qp.linear, qp.total

@@ -80,6 +80,11 @@ class Selector(Part, ABC):
         """The options and their defaults (the method's config node)."""
         return constructor_defaults(cls)
 
+    def result_options(self) -> dict:
+        """The options that can change the result, as the constructor normalized them
+        (``1`` given for a real-valued option is ``1.0``): a results store's key."""
+        return {k: v for k, v in self.options().items() if k not in self.result_neutral}
+
     def check_data(self, n_samples: int, n_features: int, n_clusters: int) -> None:
         """Raise ``ValueError`` for options the data's size cannot meet (before a fit)."""
 

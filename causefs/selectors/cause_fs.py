@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core.scheduler import seconds_by
 from ..core.validation import InvalidParameterError, constructor_defaults
-from ..engine import build_parts
+from ..engine import build_parts, part_spec, schedule_spec
 from ..estimator import CauseFS
 from ..model.diagnostics import describe as describe_weights
 from ..model.settings import DEFAULTS, Settings, affects_result, setting_names
@@ -61,9 +61,11 @@ class CauseFSSelector(Selector):
                 f"{unknown[0]}: not an option of CAUSE-FS here; its options are "
                 f"{', '.join(self.defaults())} ({', '.join(SUPPLIED)} are the "
                 "experiment's)")
-        self._options = {**self.defaults(), **options}
-        # every value checked by the settings' rules, the parts resolved with their options
-        build_parts(Settings(**self._options))
+        # every value checked (and normalized) by the settings' rules, the parts
+        # resolved with their options
+        settings = Settings(**{**self.defaults(), **options})
+        self._options = {name: getattr(settings, name) for name in self.defaults()}
+        build_parts(settings)
 
     @classmethod
     def defaults(cls) -> dict:
@@ -72,6 +74,13 @@ class CauseFSSelector(Selector):
 
     def options(self) -> dict:
         return dict(self._options)
+
+    def result_options(self) -> dict:
+        """The settings that can change the result; the schedule, kernel and QP backend
+        as mappings of their normalized options (:func:`causefs.engine.part_spec`)."""
+        parts = build_parts(Settings(**self._options))
+        return {**super().result_options(), "schedule": schedule_spec(parts),
+                "kernel": part_spec(parts.kernel), "qp": part_spec(parts.qp)}
 
     def _estimator(self, n_clusters, n_features_to_select, random_state) -> CauseFS:
         return CauseFS(n_clusters=n_clusters, n_features_to_select=n_features_to_select,

@@ -17,8 +17,10 @@ from hypothesis import strategies as st
 from ..core.contracts import (
     BlockContractError,
     check_descent,
+    check_finite,
     check_purity,
     check_returned_state,
+    check_writes,
     fingerprints,
 )
 from ..core.state import STATE_FIELDS, State
@@ -115,15 +117,17 @@ def check_step(block, state: State, rtol: float = 1e-9) -> State:
     """Run one step of ``block`` on ``state`` and assert the block contract.
 
     The contract the scheduler checks with ``check="strict"``
-    (:mod:`causefs.core.contracts`: a new State of the same problem, only declared writes
-    changed, the input untouched, no rise of the objective for a descent block, with
-    re-estimated adaptive parameters substituted into both sides), plus valid variables
-    (:func:`check_state`) and determinism.
+    (:mod:`causefs.core.contracts`: a new State of the same problem, every declared write
+    set and finite, only declared writes changed, the input untouched, no rise of the
+    objective for a descent block, with re-estimated adaptive parameters substituted into
+    both sides), plus valid variables (:func:`check_state`) and determinism.
     """
     prints = fingerprints(state)
     new = block.step(state)
     try:
         check_returned_state(block, state, new)
+        check_writes(block, new)
+        check_finite(block, state, new)
         check_purity(block, state, prints, new)
         check_descent(block, CauseFSObjective(), state, new, rtol)
     except BlockContractError as exc:

@@ -1,0 +1,1109 @@
+"""A battery of bad inputs, run as a new user and a careless plugin author would.
+
+    python benchmarks/battery.py run --code /path/to/checkout --out battery/<name>
+    python benchmarks/battery.py report battery/<name> [battery/<other> ...]
+
+Every case runs in a fresh subprocess (the ``causefs`` command, a Python snippet, or a
+scripted scene: a store with a FIFO under an entry's name, two sweeps at once, an
+installed plugin that fails to load...) with the code of ``--code`` first on
+``PYTHONPATH``, so one interpreter runs the battery against any checkout. Each case is
+classified:
+
+* ``good``: refused (or handled) as documented: one line naming the key, file or
+  block, exit status 2 for the command; or, for a case that must work, it works;
+* ``poor``: refused, but with a traceback, another exit status or a message that does
+  not name what is wrong;
+* ``bad``: accepted silently, or a wrong result;
+* ``hang``: still running at its time limit (killed).
+
+Results are written atomically to ``--out/<case>.json``; a re-run skips stored cases, so
+an interrupted run resumes. ``report`` prints the counts by area, side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+PYTHON = sys.executable
+#: a tiny fit: the command's cases run in a few seconds
+SMALL = ["dataset=synthetic", "dataset.n_samples=60", "dataset.n_features=12",
+         "dataset.n_causal=3", "dataset.n_spurious=3", "n_features_to_select=4",
+         "evaluation.n_runs=1", "evaluation.all_features=false"]
+SHORT = ["method.max_iter=1"]
+MINE = "schedule.name=mine"
+SHIFTED = ["dataset=shifted_clusters", "dataset.n_train=80", "dataset.n_test=80",
+           "n_features_to_select=4", "evaluation.n_runs=1", *SHORT]
+BORDER = ["dataset=digits_border", "n_features_to_select=4", "evaluation.n_runs=1", *SHORT]
+
+
+# ------------------------------------------------------------------- running ---------
+
+
+class Env:
+    """Where a case runs: the code under test, a scratch folder, the environment."""
+
+    def __init__(self, code: Path, scratch: Path):
+        self.code, self.scratch = code, scratch
+
+    def env(self, extra_path=(), **variables):
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("CAUSEFS_DISABLE_PLUGIN_AUTOLOAD", "CAUSEFS_DEBUG",
+                            "CAUSEFS_RESULTS", "PYTHONPATH")}
+        env["PYTHONPATH"] = os.pathsep.join([*map(str, extra_path), str(self.code)])
+        env.setdefault("OMP_NUM_THREADS", "1")
+        env.update(variables)
+        return env
+
+    def run(self, argv, timeout=120, cwd=None, extra_path=(), **variables):
+        """(returncode or None on timeout, stdout, stderr, seconds)."""
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd or self.scratch, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                env=self.env(extra_path, **variables))
+        try:
+            out, err = proc.communicate(timeout=timeout)
+            code = proc.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            code = None
+        return code, out, err, time.perf_counter() - start
+
+    def cli(self, *args, timeout=120, cwd=None, run_dir=None, **kwargs):
+        run_dir = run_dir or tempfile.mkdtemp(dir=self.scratch, prefix="run-")
+        return self.run([PYTHON, "-m", "causefs.app.cli", *args,
+                         f"hydra.run.dir={run_dir}"], timeout=timeout, cwd=cwd, **kwargs)
+
+    def py(self, code, timeout=120, **kwargs):
+        return self.run([PYTHON, "-c", textwrap.dedent(code)], timeout=timeout, **kwargs)
+
+
+def _error_lines(err: str) -> list:
+    return [line for line in err.strip().splitlines() if line.strip()]
+
+
+def judge_cli_error(result, expect) -> tuple[str, str]:
+    """A refused command: exit 2, one line ``causefs: error: ...`` naming ``expect``."""
+    code, out, err, _ = result
+    if code is None:
+        return "hang", "timed out"
+    lines = _error_lines(err)
+    shown = lines[-1] if lines else out.strip().splitlines()[-1:] or ""
+    if code == 0:
+        return "bad", f"exit 0: {str(shown)[:200]}"
+    one_line = len(lines) == 1 and lines[0].startswith("causefs: error: ")
+    named = all(e in err for e in ([expect] if isinstance(expect, str) else expect))
+    if code == 2 and one_line and named:
+        return "good", lines[0][:300]
+    return "poor", f"exit {code}, {len(lines)} line(s): {str(shown)[:300]}"
+
+
+PY_PRELUDE = """
+import warnings, sys, numpy as np
+def report(fn):
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = fn()
+    except BaseException as error:
+        # the notes a traceback shows after the message (a block's name, added by the
+        # scheduler to an exception raised inside the block) count as part of it
+        notes = "".join(f" [{note}]" for note in getattr(error, "__notes__", ()))
+        print("RAISED", type(error).__name__, "|",
+              str(error).replace(chr(10), " \\\\n ") + notes)
+        print("MRO", " ".join(c.__name__ for c in type(error).__mro__))
+        print("LINES", len(str(error).splitlines()))
+        return
+    for w in caught:
+        print("WARNED", w.category.__name__, "|", str(w.message).replace(chr(10), " "))
+    print("RETURNED", repr(value)[:200])
+"""
+
+
+def judge_py_error(result, expect, kinds=("InvalidParameterError",)) -> tuple[str, str]:
+    """A refused call: raises ``kinds`` (by class name in its MRO), one line, naming
+    ``expect``."""
+    code, out, err, _ = result
+    if code is None:
+        return "hang", "timed out"
+    raised = re.search(r"^RAISED (\w+) \| (.*)$", out, re.M)
+    if not raised:
+        if code != 0:
+            return "poor", f"crashed: {_error_lines(err)[-1:]}"
+        return "bad", f"accepted: {out.strip()[-200:]}"
+    mro = re.search(r"^MRO (.*)$", out, re.M).group(1).split()
+    lines = int(re.search(r"^LINES (\d+)$", out, re.M).group(1))
+    message = raised.group(2)
+    named = all(e in message for e in ([expect] if isinstance(expect, str) else expect))
+    if any(k in mro for k in kinds) and named and lines == 1:
+        return "good", f"{raised.group(1)}: {message[:250]}"
+    return "poor", f"{raised.group(1)} ({lines} lines): {message[:250]}"
+
+
+def judge_py_warning(result, expect, category) -> tuple[str, str]:
+    """A call that must go on with a warning of ``category`` naming ``expect``."""
+    code, out, err, _ = result
+    if code is None:
+        return "hang", "timed out"
+    warned = [m for m in re.finditer(r"^WARNED (\w+) \| (.*)$", out, re.M)
+              if m.group(1) == category]
+    if warned and all(e in warned[0].group(2) for e in
+                      ([expect] if isinstance(expect, str) else expect)):
+        return "good", warned[0].group(2)[:250]
+    raised = re.search(r"^RAISED (\w+) \| (.*)$", out, re.M)
+    if raised:
+        return "poor", f"raised {raised.group(1)}: {raised.group(2)[:200]}"
+    if warned:
+        return "poor", f"warned without naming it: {warned[0].group(2)[:200]}"
+    return "bad", f"silent: {out.strip()[-200:]}"
+
+
+# --------------------------------------------------------------------- cases ---------
+
+CASES: dict = {}
+
+
+def case(area, name):
+    def register(fn):
+        CASES[f"{area}/{name}"] = fn
+        return fn
+    return register
+
+
+def cli_error(area, name, args, expect, timeout=120):
+    @case(area, name)
+    def run(env):
+        return judge_cli_error(env.cli(*args, timeout=timeout), expect)
+
+
+def py_error(area, name, code, expect, kinds=("InvalidParameterError",), timeout=120):
+    @case(area, name)
+    def run(env):
+        return judge_py_error(env.py(PY_PRELUDE + textwrap.dedent(code), timeout=timeout),
+                              expect, kinds)
+
+
+# -- 1. parameters: every value that reaches a fit, whatever its route ---------------
+
+for name, args, expect in [
+    ("alpha_negative", ["method.alpha=-1"], "method.alpha=-1"),
+    ("schedule_alpha_negative", [MINE, "+schedule.params.alpha=-5"], "schedule.params.alpha"),
+    ("schedule_beta_negative", [MINE, "+schedule.params.beta=-1"], "schedule.params.beta"),
+    ("schedule_lam_zero", [MINE, "+schedule.params.lam=0"], "schedule.params.lam"),
+    ("schedule_eps_text", [MINE, "+schedule.params.eps=abc"], "schedule.params.eps"),
+    ("schedule_unknown_param", [MINE, "+schedule.params.gamma=1"], "gamma"),
+    ("qp_rtol_negative", ["qp.rtol=-1"], "qp.rtol=-1"),
+    ("qp_rtol_nan", ["qp.rtol=nan"], "qp.rtol"),
+    ("qp_max_iter_zero", ["qp.max_iter=0"], "qp.max_iter=0"),
+    ("qp_max_iter_text", ["qp.max_iter=abc"], "qp.max_iter"),
+    ("qp_max_iter_float", ["qp.max_iter=2.5"], "qp.max_iter"),
+    ("qp_projection_steps", ["qp.projection_steps=-1"], "qp.projection_steps"),
+    ("qp_cg_rtol", ["qp.cg_rtol=-0.5"], "qp.cg_rtol"),
+    ("qp_cg_rtol_bool", ["qp.cg_rtol=true"], "qp.cg_rtol"),
+    ("pg_patience", ["qp=projected_gradient", "qp.patience=0"], "qp.patience"),
+    ("pg_rtol", ["qp=projected_gradient", "qp.rtol=abc"], "qp.rtol"),
+    ("pg_max_iter", ["qp=projected_gradient", "qp.max_iter=-3"], "qp.max_iter"),
+    ("cvxpy_solver", ["qp=cvxpy", "qp.solver=NOPE"], "qp.solver"),
+    ("cvxpy_solver_options", ["qp=cvxpy", "qp.solver_options=5"], "qp.solver_options"),
+    ("qp_unknown_option", ["+qp.foo=1"], "qp.foo"),
+    ("rbf_approximation", ["kernel=rbf", "kernel.approximation=bogus"], "kernel.approximation"),
+    ("rbf_components_float", ["kernel=rbf", "kernel.n_components=1.5"], "kernel.n_components"),
+    ("linear_option", ["+kernel.bandwidth=1"], "kernel.bandwidth"),
+    ("embedding_max_iter", [MINE, "schedule.loop=[selection_matrix,{name:embedding,max_iter:-1}]"],
+     "schedule.embedding.max_iter"),
+    ("embedding_tol", [MINE, "schedule.loop=[selection_matrix,{name:embedding,tol:abc}]"],
+     "schedule.embedding.tol"),
+    ("confounders_tol", [MINE, "schedule.loop=[selection_matrix,{name:confounders,"
+                               "irrelevant_tol:-1}]"], "schedule.confounders.irrelevant_tol"),
+    ("confounders_tol_big", [MINE, "schedule.loop=[selection_matrix,{name:confounders,"
+                                   "irrelevant_tol:2}]"], "schedule.confounders.irrelevant_tol"),
+    ("confounders_correlation", [MINE, "schedule.loop=[selection_matrix,{name:confounders,"
+                                       "correlation:spearman}]"],
+     "schedule.confounders.correlation"),
+    ("mu_max_products", [MINE, "schedule.loop=[selection_matrix,{name:sample_weights,"
+                               "max_products:0}]"], "schedule.sample_weights.max_products"),
+    ("mu_precision", [MINE, "schedule.loop=[selection_matrix,{name:sample_weights,"
+                            "precision:float16}]"], "schedule.sample_weights.precision"),
+    ("mu_qp_resource", [MINE, "schedule.loop=[selection_matrix,{name:sample_weights,"
+                              "qp:abc}]"], "schedule.sample_weights.qp"),
+    ("spectral_seed", [MINE, "schedule.init=[uniform_weights,initial_confounders,"
+                             "correlation_groups,initial_granular_graphs,initial_fused_graph,"
+                             "{name:spectral_embedding,seed:-1},initial_selection]"],
+     "schedule.spectral_embedding.seed"),
+    ("srdo_seed", ["schedule=srdo", MINE, "schedule.init=[{name:density_ratio_weights,"
+                                          "seed:abc},initial_confounders,correlation_groups,"
+                                          "initial_granular_graphs,initial_fused_graph,"
+                                          "spectral_embedding,initial_selection]"],
+     "schedule.density_ratio_weights.seed"),
+    ("dwr_penalty", [MINE, "schedule.init=[{name:decorrelation_weights,penalty:-1},"
+                           "initial_confounders,initial_fused_graph,spectral_embedding,"
+                           "initial_selection]", "schedule.loop=[selection_matrix]"],
+     "schedule.decorrelation_weights.penalty"),
+    ("graph_update", [MINE, "schedule.loop=[selection_matrix,{name:granular_graphs,"
+                            "adaptive_update:bogus}]"], "schedule.granular_graphs.adaptive_update"),
+    ("system_choice", [MINE, "schedule.loop=[{name:selection_matrix,system:bogus}]"],
+     "schedule.selection_matrix.system"),
+    ("block_sigma", [MINE, "schedule.loop=[selection_matrix,{name:confounders,sigma:3}]"],
+     "schedule.confounders.sigma"),
+    ("trace_no", ["method.trace=no"], "method.trace"),
+    ("verbose_text", ["method.verbose=x"], "method.verbose"),
+    ("check_level", ["method.check=full"], "method.check"),
+    ("max_iter_negative", ["method.max_iter=-1"], "method.max_iter"),
+    ("tol_text", ["method.tol=abc"], "method.tol"),
+    ("n_neighbors_float", ["method.n_neighbors=2.5"], "method.n_neighbors"),
+    ("sigma_nan", ["method.sigma=nan"], "method.sigma"),
+    ("max_treatments_text", ["method.max_treatments=all"], "method.max_treatments"),
+    ("treatment_rule", ["method.treatment=mode"], "method.treatment"),
+    ("random_state_text", ["random_state=abc"], "random_state"),
+    ("n_clusters_one", ["n_clusters=1"], "n_clusters"),
+    ("mcfs_weight", ["method=mcfs", "method.weight=x"], "method.weight"),
+    ("udfs_gamma", ["method=udfs", "method.gamma=-1"], "method.gamma"),
+    ("ndfs_alpha", ["method=ndfs", "method.alpha=abc"], "method.alpha"),
+    ("spec_style", ["method=spec", "method.style=1"], "method.style"),
+    ("baseline_unknown", ["method=laplacian_score", "+method.foo=1"], "method.foo"),
+]:
+    cli_error("parameters", name, [*SMALL, *SHORT, *args] if "method=" not in " ".join(args)
+              else [*SMALL, *args], expect)
+
+for name, code, expect, *kinds in [
+    ("trace_no", "CauseFS(n_clusters=3, trace='no', max_iter=1).fit(X)", "trace='no'"),
+    ("verbose_text", "CauseFS(n_clusters=3, verbose='x', max_iter=1).fit(X)", "verbose='x'"),
+    ("alpha_negative", "CauseFS(n_clusters=3, alpha=-1).fit(X)", "alpha=-1"),
+    ("schedule_params", "CauseFS(n_clusters=3, max_iter=1, schedule={'name': 'mine', "
+                        "'init': list(get_schedule('full')['init']), 'loop': "
+                        "list(get_schedule('full')['loop']), 'params': {'alpha': -5}}).fit(X)",
+     "alpha=-5"),
+    ("qp_option", "CauseFS(n_clusters=3, max_iter=1, qp={'name': 'gradient_projection_cg', "
+                  "'rtol': -1}).fit(X)", "qp.rtol=-1"),
+    ("qp_option_type", "CauseFS(n_clusters=3, max_iter=1, qp={'name': "
+                       "'projected_gradient', 'max_iter': 'x'}).fit(X)", "qp.max_iter"),
+    ("kernel_option", "CauseFS(n_clusters=3, max_iter=1, kernel={'name': 'rbf', "
+                      "'n_components': 0}).fit(X)", "kernel.n_components=0"),
+    ("block_option", "CauseFS(n_clusters=3, max_iter=1, schedule={'name': 'mine', 'init': "
+                     "list(get_schedule('full')['init']), 'loop': ['selection_matrix', "
+                     "{'name': 'embedding', 'max_iter': -1}]}).fit(X)",
+     "schedule.embedding.max_iter"),
+    ("block_tol", "CauseFS(n_clusters=3, max_iter=1, schedule={'name': 'mine', 'init': "
+                  "list(get_schedule('full')['init']), 'loop': ['selection_matrix', "
+                  "{'name': 'confounders', 'irrelevant_tol': float('nan')}]}).fit(X)",
+     "irrelevant_tol"),
+    ("random_state_negative", "CauseFS(n_clusters=3, random_state=-1).fit(X)", "random_state"),
+    ("max_iter_float", "CauseFS(n_clusters=3, max_iter=1.5).fit(X)", "max_iter=1.5"),
+    ("check_level", "CauseFS(n_clusters=3, check='none').fit(X)", "check='none'"),
+    ("memory_limit", "CauseFS(n_clusters=3, memory_limit='lots').fit(X)", "memory_limit"),
+]:
+    py_error("parameters", f"python_{name}", f"""
+        from causefs import CauseFS
+        from causefs.plugins import get_schedule
+        X = np.random.default_rng(0).random((40, 6))
+        report(lambda: {code})
+        """, expect, *kinds)
+
+for name, setup, call, expect, *kinds in [
+    ("direct_qp_backend", "from causefs.qp.gradient_projection_cg import "
+                          "GradientProjectionCGBackend as B", "B(rtol=-1)", "rtol=-1"),
+    ("direct_pg_backend", "from causefs.qp.projected_gradient import "
+                          "ProjectedGradientBackend as B", "B(patience=0)", "patience=0"),
+    ("direct_embedding", "from causefs.blocks import EmbeddingBlock as B", "B(tol=-1)",
+     "tol=-1"),
+    ("direct_spectral", "from causefs.blocks import SpectralEmbeddingBlock as B",
+     "B(seed=-2)", "seed=-2"),
+    ("direct_confounders", "from causefs.blocks import ConfoundersBlock as B",
+     "B(irrelevant_tol='x')", "irrelevant_tol"),
+    ("direct_cvxpy", "from causefs.qp.cvxpy_backend import CvxpyBackend as B",
+     "B(solver=3)", "solver=3"),
+    ("estimator_data_path", "from causefs.datasets import load_dataset",
+     "load_dataset('jaffe', data_home_path=['a'])", "['a']",
+     ("DatasetError", "InvalidParameterError")),
+]:
+    py_error("parameters", f"python_{name}", f"""
+        {setup}
+        report(lambda: {call})
+        """, expect, *kinds)
+
+
+@case("parameters", "store_key_normalised")
+def store_key_normalised(env):
+    """``method.alpha=1`` and the default 1.0 are one job; so are qp.rtol=1e-9 and 1.0e-9."""
+    store = env.scratch / "store-normalised"
+    common = [*SMALL, *SHORT, "store.enabled=true", f"store.dir={store}"]
+    runs = [env.cli(*common), env.cli(*common, "method.alpha=1"),
+            env.cli(*common, "method.beta=0.0001", "qp.max_iter=5000"),
+            env.cli(*common, "qp.rtol=1.0e-09", "method.lam=1")]
+    if any(r[0] is None for r in runs):
+        return "hang", "timed out"
+    if any(r[0] != 0 for r in runs[:2]):
+        return "poor", f"a run failed: {[_error_lines(r[2])[-1:] for r in runs]}"
+    skipped = sum("already in" in r[1] for r in runs[1:])
+    entries = len(list(store.glob("*.json")))
+    if skipped == 3 and entries == 1:
+        return "good", "one job, stored once"
+    if skipped >= 1:
+        return "poor", f"{skipped} of 3 equal jobs skipped, {entries} entries"
+    return "bad", f"equal jobs stored {entries} times"
+
+
+# -- 2. dataset generators and data paths ---------------------------------------------
+
+for name, args, expect in [
+    ("train_bias_text", [*SHIFTED, "dataset.train_bias=abc"], "dataset.train_bias"),
+    ("train_bias_big", [*SHIFTED, "dataset.train_bias=1.5"], "dataset.train_bias"),
+    ("test_bias_negative", [*SHIFTED, "dataset.test_bias=-0.1"], "dataset.test_bias"),
+    ("seed_negative", [*SHIFTED, "dataset.seed=-1"], "dataset.seed"),
+    ("seed_text", [*SHIFTED, "dataset.seed=abc"], "dataset.seed"),
+    ("seed_float", [*SHIFTED, "dataset.seed=1.5"], "dataset.seed"),
+    ("n_train_zero", [*SHIFTED, "dataset.n_train=0"], "dataset.n_train"),
+    ("n_train_float", [*SHIFTED, "dataset.n_train=80.5"], "dataset.n_train"),
+    ("n_groups", [*SHIFTED, "dataset.n_groups=5"], "dataset.n_groups"),
+    ("n_causal_multiple", [*SHIFTED, "dataset.n_causal=7"], "dataset.n_causal"),
+    ("n_noise_negative", [*SHIFTED, "dataset.n_noise=-1"], "dataset.n_noise"),
+    ("separation_text", [*SHIFTED, "dataset.separation=abc"], "dataset.separation"),
+    ("spurious_separation_nan", [*SHIFTED, "dataset.spurious_separation=nan"],
+     "dataset.spurious_separation"),
+    ("n_clusters_one", [*SHIFTED, "dataset.n_clusters=1"], "dataset.n_"),
+    ("border_noise_negative", [*BORDER, "dataset.border_noise=-1"], "dataset.border_noise"),
+    ("border_levels_one", [*BORDER, "dataset.border_levels=[1]"], "dataset.border_levels"),
+    ("border_levels_text", [*BORDER, "dataset.border_levels=[a,b]"], "dataset.border_levels"),
+    ("border_levels_scalar", [*BORDER, "dataset.border_levels=5"], "dataset.border_levels"),
+    ("border_levels_range", [*BORDER, "dataset.border_levels=[-4,40]"],
+     "dataset.border_levels"),
+    ("train_size_big", [*BORDER, "dataset.train_size=1.5"], "dataset.train_size"),
+    ("train_size_text", [*BORDER, "dataset.train_size=half"], "dataset.train_size"),
+    ("border_seed_negative", [*BORDER, "dataset.seed=-1"], "dataset.seed"),
+    ("border_bias_text", [*BORDER, "dataset.train_bias=abc"], "dataset.train_bias"),
+    ("synthetic_seed", [*SMALL, *SHORT, "dataset.seed=-1"], "dataset.seed"),
+    ("synthetic_confounding", [*SMALL, *SHORT, "dataset.confounding=2"],
+     "dataset.confounding"),
+    ("synthetic_too_many_causal", [*SMALL, *SHORT, "dataset.n_causal=10",
+                                   "dataset.n_spurious=10"], "dataset.n_"),
+    ("synthetic_samples_text", [*SMALL, *SHORT, "dataset.n_samples=many"],
+     "dataset.n_samples"),
+    ("data_dir_list", ["dataset=jaffe", "data_dir=[a]", *SHORT], "data_dir"),
+    ("data_dir_number", ["dataset=jaffe", "data_dir=5", *SHORT], "data_dir"),
+    ("data_dir_missing", ["dataset=jaffe", "data_dir=/nonexistent/dir", *SHORT],
+     "/nonexistent/dir"),
+    ("path_empty", ["dataset=file", "dataset.path=", *SHORT], "dataset.path"),
+    ("path_missing", ["dataset=file", "dataset.path=/nonexistent/x.npz", *SHORT],
+     "/nonexistent/x.npz"),
+    ("path_directory", ["dataset=file", "dataset.path=/etc", *SHORT], "/etc"),
+    ("path_suffix", ["dataset=file", "dataset.path=/etc/hostname", *SHORT], "/etc/hostname"),
+    ("path_number", ["dataset=file", "dataset.path=5", *SHORT], "dataset.path"),
+    ("label_column_text", ["dataset=file", "dataset.path=/x.csv", "dataset.label_column=abc",
+                           *SHORT], "dataset.label_column"),
+]:
+    cli_error("datasets", name, args, expect)
+
+
+@case("datasets", "relative_path_shows_absolute")
+def relative_path_shows_absolute(env):
+    """A relative data path that does not exist: the message shows where it looked."""
+    code, out, err, s = env.cli("dataset=file", "dataset.path=nothere/data.npz", *SHORT,
+                                "hydra.job.chdir=true")
+    looked = str(env.scratch / "nothere" / "data.npz")
+    return judge_cli_error((code, out, err, s), looked)
+
+
+for name, code, expect in [
+    ("shifted_bias_text", "make_shifted_clusters(train_bias='abc')", "train_bias='abc'"),
+    ("shifted_seed", "make_shifted_clusters(seed=-1)", "seed=-1"),
+    ("shifted_groups", "make_shifted_clusters(n_groups=9)", "n_groups=9"),
+    ("shifted_n_train", "make_shifted_clusters(n_train=2)", "n_train=2"),
+    ("border_noise", "make_digits_border(border_noise=-1)", "border_noise=-1"),
+    ("border_levels", "make_digits_border(border_levels=(1,))", "border_levels"),
+    ("border_levels_nan", "make_digits_border(border_levels=(1, float('nan')))",
+     "border_levels"),
+    ("border_train_size", "make_digits_border(train_size=0)", "train_size=0"),
+    ("causal_seed", "make_causal(seed=-1)", "seed=-1"),
+    ("causal_sizes", "make_causal(n_features=5)", "n_features=5"),
+]:
+    py_error("datasets", f"python_{name}", f"""
+        from causefs.datasets import make_shifted_clusters, make_digits_border, make_causal
+        report(lambda: {code})
+        """, expect)
+
+
+# -- 3. the store -----------------------------------------------------------------------
+
+
+def _store_job(env, store, *extra, timeout=180):
+    return env.cli(*SMALL, *SHORT, "store.enabled=true", f"store.dir={store}", *extra,
+                   timeout=timeout)
+
+
+def _key_of(env, store) -> str | None:
+    result = _store_job(env, store)
+    entries = list(store.glob("*.json"))
+    return entries[0].stem if result[0] == 0 and len(entries) == 1 else None
+
+
+def _judge_store_rerun(result, store, key) -> tuple[str, str]:
+    code, out, err, _ = result
+    if code is None:
+        return "hang", "timed out"
+    if code != 0:
+        return ("poor" if _error_lines(err) and len(_error_lines(err)) <= 2 else "bad"), \
+            f"exit {code}: {_error_lines(err)[-1:]}"
+    entry = store / f"{key}.json"
+    if entry.is_file() and not entry.is_symlink() and json.loads(entry.read_text()).get("key"):
+        return "good", "recomputed and stored; " + (_error_lines(err)[-1] if err.strip()
+                                                      else "no warning")[:200]
+    return "poor", f"exit 0 but the entry is not a regular file: {entry}"
+
+
+def store_scene(name, make):
+    @case("store", name)
+    def run(env):
+        store = env.scratch / f"store-{name}"
+        key = _key_of(env, store)
+        if key is None:
+            return "poor", "could not run the first job"
+        entry = store / f"{key}.json"
+        entry.unlink()
+        make(entry)
+        return _judge_store_rerun(_store_job(env, store, timeout=60), store, key)
+
+
+store_scene("fifo_entry", lambda p: os.mkfifo(p))
+store_scene("directory_entry", lambda p: (p.mkdir(), (p / "x").write_text("1")))
+store_scene("symlink_loop", lambda p: os.symlink(p.name, p))
+store_scene("dangling_symlink", lambda p: os.symlink("/nonexistent/target.json", p))
+store_scene("symlink_to_system_file", lambda p: os.symlink("/etc/hostname", p))
+store_scene("unreadable_entry", lambda p: (p.write_text("{}"), p.chmod(0)))
+
+
+@case("store", "invalid_dir_is_a_file")
+def invalid_dir_is_a_file(env):
+    store = env.scratch / "store-invalid-file"
+    key = _key_of(env, store)
+    if key is None:
+        return "poor", "could not run the first job"
+    (store / f"{key}.json").write_text("{}")
+    (store / "invalid").write_text("not a directory")
+    return _judge_store_rerun(_store_job(env, store, timeout=60), store, key)
+
+
+def report_scene(name, make):
+    @case("store", f"report_{name}")
+    def run(env):
+        store = env.scratch / f"store-report-{name}"
+        if _key_of(env, store) is None:
+            return "poor", "could not run the first job"
+        make(store / "0123456789abcdef.json")
+        code, out, err, _ = env.run([PYTHON, "-m", "causefs.app.report", "--store",
+                                     str(store), "--out", str(store.parent / f"rep-{name}"),
+                                     "--no-figures"], timeout=60)
+        if code is None:
+            return "hang", "timed out"
+        if code == 0:
+            return "good", (_error_lines(err)[-1] if err.strip() else "no warning")[:200]
+        return "poor", f"exit {code}: {_error_lines(err)[-1:]}"
+
+
+report_scene("fifo", lambda p: os.mkfifo(p))
+report_scene("directory", lambda p: p.mkdir())
+report_scene("symlink_loop", lambda p: os.symlink(p.name, p))
+
+
+@case("store", "store_dir_is_a_file")
+def store_dir_is_a_file(env):
+    blocker = env.scratch / "blocker"
+    blocker.write_text("")
+    return judge_cli_error(_store_job(env, blocker), "store.dir")
+
+
+@case("store", "two_sweeps_at_once")
+def two_sweeps_at_once(env):
+    """Two sweeps of the same 3 jobs started together: each job computed once."""
+    store = env.scratch / "store-concurrent"
+    sweep = ["-m", "dataset.seed=0,1,2", *SMALL, "method.max_iter=3", "store.enabled=true",
+             f"store.dir={store}"]
+    procs = [subprocess.Popen([PYTHON, "-m", "causefs.app.cli", *sweep,
+                               f"hydra.sweep.dir={env.scratch / f'sweep{i}'}"],
+                              cwd=env.scratch, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env.env(),
+                              start_new_session=True) for i in range(2)]
+    outs = []
+    for proc in procs:
+        try:
+            outs.append(proc.communicate(timeout=600))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            return "hang", "a sweep timed out"
+    if any(p.returncode != 0 for p in procs):
+        return "poor", f"a sweep failed: {[_error_lines(e)[-1:] for _, e in outs]}"
+    computed = sum(o.count("result written to") for o, _ in outs)
+    stored = len(list(store.glob("*.json")))
+    if computed == 3 and stored == 3:
+        return "good", "3 jobs computed once between the two sweeps"
+    return ("bad" if computed > 3 else "poor"), f"{computed} computations for 3 jobs, " \
+                                                 f"{stored} stored"
+
+
+@case("store", "stale_claim_after_crash")
+def stale_claim_after_crash(env):
+    """A job killed while it computes: the next run computes it (no wait, no skip)."""
+    store = env.scratch / "store-stale"
+    args = [PYTHON, "-m", "causefs.app.cli", *SMALL, "method.max_iter=30", "method.tol=0",
+            "dataset.n_samples=3000", "dataset.n_features=60", "store.enabled=true",
+            f"store.dir={store}", f"hydra.run.dir={env.scratch / 'stale-run'}"]
+    proc = subprocess.Popen(args, cwd=env.scratch, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env.env(),
+                            start_new_session=True)
+    time.sleep(15)  # well into the fit
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    if list(store.glob("*.json")):
+        return "error", "the job finished before it was killed: the case proves nothing"
+    code, out, err, _ = env.run(args[:-1] + [f"hydra.run.dir={env.scratch / 'stale-2'}"],
+                                timeout=400)
+    if code is None:
+        return "hang", "the re-run waited on the dead job's claim"
+    if code == 0 and "result written to" in out:
+        return "good", "the re-run computed the job"
+    return "poor", f"exit {code}: {(out + err).strip()[-200:]}"
+
+
+@case("store", "chdir_relative_store")
+def chdir_relative_store(env):
+    """hydra.job.chdir=true with a relative store: the re-run finds the stored job."""
+    work = env.scratch / "chdir-work"
+    work.mkdir()
+    args = [*SMALL, *SHORT, "store.enabled=true", "store.dir=rel/store", "hydra.job.chdir=true"]
+    first = env.cli(*args, cwd=work, run_dir="outputs/a")
+    second = env.cli(*args, cwd=work, run_dir="outputs/b")
+    if None in (first[0], second[0]):
+        return "hang", "timed out"
+    if first[0] != 0 or second[0] != 0:
+        return "poor", f"exit {first[0]}, {second[0]}: {_error_lines(second[2])[-1:]}"
+    if "already in" in second[1] and (work / "rel" / "store").is_dir():
+        return "good", "the store stays where it was named"
+    return "bad", "the re-run recomputed (the store moved into the run folder)"
+
+
+@case("store", "chdir_relative_data_path")
+def chdir_relative_data_path(env):
+    work = env.scratch / "chdir-data"
+    work.mkdir()
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    np.savez(work / "data.npz", X=rng.random((40, 6)), y=np.repeat([0, 1], 20))
+    result = env.cli("dataset=file", "dataset.path=data.npz", "n_features_to_select=2",
+                     "evaluation.n_runs=1", *SHORT, "hydra.job.chdir=true", cwd=work,
+                     run_dir="outputs/a")
+    if result[0] is None:
+        return "hang", "timed out"
+    if result[0] == 0:
+        return "good", "the relative path is the caller's"
+    return "poor", f"exit {result[0]}: {_error_lines(result[2])[-1:]}"
+
+
+for name, value in [("parent", "../escape.json"), ("absolute", "/tmp/battery-abs.json"),
+                    ("deep_parent", "a/../../escape.json")]:
+    cli_error("store", f"result_file_{name}", [*SMALL, *SHORT, f"result_file={value}"],
+              "result_file")
+
+
+# -- 4. plugins -------------------------------------------------------------------------
+
+PLUGINS = {
+    "import_error": ("import causefs_no_such_module_xyz\n", None),
+    "runtime_error": ("raise RuntimeError('plugin exploded at import')\n", None),
+    "syntax_error": ("def broken(:\n", None),
+    "missing_attribute": ("x = 1\n", "broken_plugin:missing"),
+    "duplicate_kernel": ("""
+        from causefs.kernels import LinearKernel
+        from causefs.plugins import hookimpl
+        class Dup(LinearKernel):
+            name = "linear"
+        @hookimpl
+        def causefs_register_parts(registry):
+            registry.add_kernel(Dup)
+        """, None),
+    "duplicate_selector": ("""
+        from causefs.selectors import AllFeatures
+        from causefs.plugins import hookimpl
+        class Dup(AllFeatures):
+            name = "mcfs"
+        @hookimpl
+        def causefs_register_selectors(registry):
+            registry.add_selector(Dup)
+        """, None),
+    "misspelled_hook": ("""
+        from causefs.plugins import hookimpl
+        @hookimpl
+        def causefs_register_kernels(registry):
+            pass
+        """, None),
+    "hook_raises": ("""
+        from causefs.plugins import hookimpl
+        @hookimpl
+        def causefs_register_parts(registry):
+            raise ValueError("no parts today")
+        """, None),
+    "schedule_missing_block": ("""
+        from causefs.plugins import hookimpl
+        @hookimpl
+        def causefs_register_parts(registry):
+            registry.add_schedule({"name": "ghost", "loop": ["no_such_block"]})
+        """, None),
+    "unconfigurable_default": ("""
+        from causefs.kernels import LinearKernel
+        from causefs.plugins import hookimpl
+        class Odd(LinearKernel):
+            name = "odd_kernel"
+            def __init__(self, thing=object()):
+                self.thing = thing
+        @hookimpl
+        def causefs_register_parts(registry):
+            registry.add_kernel(Odd)
+        """, None),
+    "not_a_class": ("""
+        from causefs.plugins import hookimpl
+        @hookimpl
+        def causefs_register_parts(registry):
+            registry.add_block("selection_matrix")
+        """, None),
+}
+
+
+def install_plugin(site: Path, source: str, target: str | None) -> None:
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "broken_plugin.py").write_text(textwrap.dedent(source))
+    info = site / "broken_plugin-0.1.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\n"
+                                   "Version: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        f"[causefs]\nbroken = {target or 'broken_plugin'}\n")
+
+
+def judge_plugin(result, silent_ok=False) -> tuple[str, str]:
+    """Good: the command works and one line names the distribution and the entry point
+    (or it stops with that line and the autoload switch); with ``silent_ok`` (a failure
+    in a layer the call does not use) working without a word is good too."""
+    code, out, err, _ = result
+    if code is None:
+        return "hang", "timed out"
+    lines = _error_lines(err)
+    if silent_ok and code == 0 and not lines:
+        return "good", "works; the failing layer is not used"
+    naming = [line for line in lines if "broken-plugin" in line and "broken" in line]
+    if code == 0 and len(naming) == 1 and "Traceback" not in err:
+        return "good", naming[0][:250]
+    if code == 2 and len(lines) == 1 and naming and "CAUSEFS_DISABLE_PLUGIN_AUTOLOAD" in err:
+        return "good", naming[0][:250]
+    if code == 0:
+        return "poor", f"works, {len(lines)} stderr lines: {lines[-1:]}"
+    return "bad", f"exit {code}, {len(lines)} stderr lines: {lines[-1:]}"
+
+
+for plugin_name, (source, target) in PLUGINS.items():
+    def make(plugin_name=plugin_name, source=source, target=target):
+        @case("plugins", plugin_name)
+        def run(env):
+            site = env.scratch / f"site-{plugin_name}"
+            install_plugin(site, source, target)
+            return judge_plugin(env.cli(*SMALL, *SHORT, extra_path=[site]))
+
+        @case("plugins", f"{plugin_name}_python")
+        def run_python(env):
+            site = env.scratch / f"site-{plugin_name}"
+            install_plugin(site, source, target)
+            code, out, err, s = env.py("""
+                import warnings
+                import numpy as np
+                from sklearn.exceptions import ConvergenceWarning
+                from causefs import CauseFS
+                # max_iter=1 does not converge: the fit's warning, not the plugin's
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                X = np.random.default_rng(0).random((40, 6))
+                CauseFS(n_clusters=3, max_iter=1).fit(X)
+                print("fitted")
+                """, extra_path=[site])
+            # a fit does not build the selectors' registry, where this plugin fails
+            return judge_plugin((code, out, err, s), plugin_name == "duplicate_selector")
+    make()
+
+
+# -- 5. contracts -----------------------------------------------------------------------
+
+CONTRACT_PRELUDE = """
+from causefs import CauseFS
+from causefs.blocks import Block
+from causefs.core.contracts import BlockContractError
+from causefs.plugins import register_plugin, hookimpl, get_schedule
+X = np.random.default_rng(0).random((60, 8))
+FULL = get_schedule("full")
+
+def plugin_block(cls):
+    class P:
+        @hookimpl
+        def causefs_register_parts(self, registry):
+            registry.add_block(cls)
+    register_plugin(P(), name="p_" + cls.name)
+
+def fit(loop, check="cheap", init=None, max_iter=3):
+    schedule = {"name": "mine", "init": init or list(FULL["init"]), "loop": loop}
+    return CauseFS(n_clusters=3, max_iter=max_iter, tol=0.0, check=check, random_state=0,
+                   schedule=schedule).fit(X)
+"""
+
+CONTRACT_BLOCKS = {
+    "writes_nothing": """
+        class Lazy(Block):
+            name = "lazy"; kind = "init"; reads = ("X",); writes = ("G", "xi")
+            def step(self, state):
+                return state
+        plugin_block(Lazy)
+        init = [b for b in FULL["init"] if b != "initial_fused_graph"] 
+        init.insert(init.index("spectral_embedding"), "lazy")
+        """,
+    "nan_mid_iteration": """
+        class NaNF(Block):
+            name = "nan_f"; kind = "descent"; reads = ("F",); writes = ("F",)
+            def step(self, state):
+                F = state.F.copy(); F[3, 1] = np.nan
+                return state.replace(F=F)
+        plugin_block(NaNF)
+        """,
+    "inf_in_mu": """
+        class InfMu(Block):
+            name = "inf_mu"; kind = "descent"; reads = ("mu",); writes = ("mu",)
+            def step(self, state):
+                mu = state.mu.copy(); mu[0] = np.inf
+                return state.replace(mu=mu)
+        plugin_block(InfMu)
+        """,
+    "nan_in_graph": """
+        class NaNG(Block):
+            name = "nan_g"; kind = "descent"; reads = ("G",); writes = ("G",)
+            def step(self, state):
+                G = state.G.copy(); G.data[0] = np.nan
+                return state.replace(G=G)
+        plugin_block(NaNG)
+        """,
+    "raises_objective": """
+        class Up(Block):
+            name = "up"; kind = "descent"; reads = ("W",); writes = ("W", "D")
+            def step(self, state):
+                return state.replace(W=state.W * 300.0)
+        plugin_block(Up)
+        """,
+    "raises_inside": """
+        class Boom(Block):
+            name = "boom"; kind = "descent"; reads = ("W",); writes = ("W",)
+            def step(self, state):
+                return state.replace(W=state.W @ np.ones((3, 3, 3)))
+        plugin_block(Boom)
+        """,
+    "structural_only": """
+        class Nothing(Block):
+            name = "nothing"; kind = "structural"; reads = ("W",); writes = ("K",)
+            def step(self, state):
+                return state.replace(K=state.K.copy())
+        plugin_block(Nothing)
+        """,
+}
+
+for name, code, loop, expect, kinds, extra in [
+    ("writes_nothing_cheap", CONTRACT_BLOCKS["writes_nothing"], "list(FULL['loop'])",
+     ["'lazy'", "G"], ("BlockContractError",), "init=init"),
+    ("writes_nothing_strict", CONTRACT_BLOCKS["writes_nothing"], "list(FULL['loop'])",
+     ["'lazy'", "G"], ("BlockContractError",), "init=init, check='strict'"),
+    ("nan_cheap", CONTRACT_BLOCKS["nan_mid_iteration"],
+     "['selection_matrix', 'nan_f', 'fused_graph', 'embedding']", "'nan_f'",
+     ("BlockContractError", "FloatingPointError"), ""),
+    ("nan_strict", CONTRACT_BLOCKS["nan_mid_iteration"],
+     "['selection_matrix', 'nan_f', 'fused_graph', 'embedding']", "'nan_f'",
+     ("BlockContractError", "FloatingPointError"), "check='strict'"),
+    ("inf_mu", CONTRACT_BLOCKS["inf_in_mu"],
+     "['selection_matrix', 'inf_mu', 'granular_graphs', 'embedding']", "'inf_mu'",
+     ("BlockContractError", "FloatingPointError"), ""),
+    ("nan_graph", CONTRACT_BLOCKS["nan_in_graph"],
+     "['selection_matrix', 'nan_g', 'embedding', 'fused_graph']", "'nan_g'",
+     ("BlockContractError", "FloatingPointError"), ""),
+    ("raises_inside", CONTRACT_BLOCKS["raises_inside"],
+     "['selection_matrix', 'boom', 'embedding']", "'boom'",
+     ("ValueError", "BlockContractError"), ""),
+    ("no_descent_block", CONTRACT_BLOCKS["structural_only"], "['nothing']", "descent",
+     ("ScheduleError", "InvalidParameterError"), ""),
+    ("only_structural_builtin", "", "['confounders', 'granularity']", "descent",
+     ("ScheduleError", "InvalidParameterError"), ""),
+]:
+    py_error("contracts", name, CONTRACT_PRELUDE + textwrap.dedent(code) + f"""
+report(lambda: fit({loop}{', ' + extra if extra else ''}))
+""", expect, kinds)
+
+
+@case("contracts", "descent_violation_default")
+def descent_violation_default(env):
+    code = CONTRACT_PRELUDE + textwrap.dedent(CONTRACT_BLOCKS["raises_objective"]) + """
+report(lambda: fit(['selection_matrix', 'up', 'embedding']))
+"""
+    return judge_py_warning(env.py(PY_PRELUDE + code), "'up'", "DescentWarning")
+
+
+@case("contracts", "descent_violation_strict")
+def descent_violation_strict(env):
+    code = CONTRACT_PRELUDE + textwrap.dedent(CONTRACT_BLOCKS["raises_objective"]) + """
+report(lambda: fit(['selection_matrix', 'up', 'embedding'], check='strict'))
+"""
+    return judge_py_error(env.py(PY_PRELUDE + code), "'up'", ("BlockContractError",))
+
+
+@case("contracts", "check_block_writes_nothing")
+def check_block_writes_nothing(env):
+    code = CONTRACT_PRELUDE + """
+class Lazy(Block):
+    name = "lazy"; kind = "descent"; reads = ("W",); writes = ("W", "D")
+    def step(self, state):
+        return state.replace(W=None)
+from causefs.testing import check_block
+report(lambda: check_block(Lazy(), max_examples=5))
+"""
+    return judge_py_error(env.py(PY_PRELUDE + code), "'lazy'",
+                          ("BlockContractError", "AssertionError"))
+
+
+@case("contracts", "correct_schedule_no_warning")
+def correct_schedule_no_warning(env):
+    """The built-in schedules raise no contract warning at the default level."""
+    code, out, err, _ = env.py(PY_PRELUDE + CONTRACT_PRELUDE + """
+for schedule in ("full", "ablation_I", "ablation_II", "dwr", "srdo"):
+    report(lambda: CauseFS(n_clusters=3, max_iter=5, random_state=0,
+                           schedule=schedule).fit(X) and schedule)
+""", timeout=300)
+    if code is None:
+        return "hang", "timed out"
+    if "RAISED" in out:
+        return "bad", re.search(r"^RAISED.*$", out, re.M).group(0)[:200]
+    warned = re.findall(r"^WARNED (\w+) \| (.*)$", out, re.M)
+    contract = [w for w in warned if w[0] in ("DescentWarning", "ContractWarning")]
+    if contract:
+        return "bad", f"false alarm: {contract[0]}"
+    return "good", "no contract warning on the built-in schedules"
+
+
+# -- 6. small items ---------------------------------------------------------------------
+
+
+@case("small", "npz_unused_huge_member")
+def npz_unused_huge_member(env):
+    """A small .npz with an unused member of 3 GB of zeros: loads in seconds."""
+    import zipfile
+
+    import numpy as np
+
+    path = env.scratch / "huge_member.npz"
+    rng = np.random.default_rng(0)
+    np.savez(path, X=rng.random((40, 6)), y=np.repeat([0, 1], 20))
+    header = np.lib.format.header_data_from_array_1_0(np.zeros(1))
+    header["shape"] = (400_000_000,)
+    with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("junk.npy", "w", force_zip64=True) as member:
+            np.lib.format.write_array_header_1_0(member, header)
+            block = bytes(1 << 24)
+            for _ in range((400_000_000 * 8) >> 24):
+                member.write(block)
+    result = env.py(PY_PRELUDE + f"""
+import resource
+resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000, 1_500_000_000))
+from causefs.datasets import load_file
+report(lambda: load_file({str(path)!r}).X.shape)
+""", timeout=60)
+    code, out, err, seconds = result
+    if code is None:
+        return "hang", "timed out"
+    if "RETURNED (40, 6)" in out and seconds < 30:
+        return "good", f"loaded in {seconds:.1f} s"
+    return "poor" if "RAISED" in out else "bad", f"{out.strip()[-200:]} ({seconds:.1f} s)"
+
+
+@case("small", "npz_declared_huge_features")
+def npz_declared_huge_features(env):
+    """An .npz whose X member declares 40 GB: refused before allocating."""
+    import zipfile
+
+    import numpy as np
+
+    path = env.scratch / "bomb.npz"
+    header = np.lib.format.header_data_from_array_1_0(np.zeros((1, 1)))
+    header["shape"] = (100_000, 50_000)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("X.npy", "w", force_zip64=True) as member:
+            np.lib.format.write_array_header_1_0(member, header)
+            member.write(bytes(1 << 20))
+    result = env.py(PY_PRELUDE + f"""
+from causefs.datasets import load_file
+report(lambda: load_file({str(path)!r}))
+""", timeout=60)
+    return judge_py_error(result, "bomb.npz", ("DatasetError",))
+
+
+@case("small", "csv_link_to_system_file")
+def csv_link_to_system_file(env):
+    """A .csv link to a system file: the error does not echo its lines."""
+    link = env.scratch / "passwd.csv"
+    if not link.exists():
+        os.symlink("/etc/passwd", link)
+    lines = [line for line in Path("/etc/passwd").read_text().splitlines() if len(line) > 12]
+    code, out, err, s = env.cli("dataset=file", f"dataset.path={link}", *SHORT)
+    verdict, detail = judge_cli_error((code, out, err, s), "passwd.csv")
+    if any(line[:16] in err for line in lines):
+        return ("poor" if verdict == "good" else verdict), f"echoes the file: {detail}"
+    return verdict, detail
+
+
+@case("small", "csv_long_cell")
+def csv_long_cell(env):
+    path = env.scratch / "long.csv"
+    path.write_text("1,2\n3," + "x" * 5000 + "\n")
+    code, out, err, s = env.cli("dataset=file", f"dataset.path={path}", *SHORT)
+    verdict, detail = judge_cli_error((code, out, err, s), "line 2, column 2")
+    if len(err) > 400:
+        return ("poor" if verdict == "good" else verdict), f"{len(err)} characters"
+    return verdict, detail
+
+
+# -- 7. large fits that must speak --------------------------------------------------------
+
+
+def large_fit(name, n, d, max_silence):
+    @case("large", name)
+    def run(env):
+        code = f"""
+import logging, time, sys
+import numpy as np
+logging.basicConfig(level=logging.INFO, format="%(relativeCreated)d %(message)s",
+                    stream=sys.stdout)
+from causefs import CauseFS
+X = np.random.default_rng(0).random(({n}, {d}))
+CauseFS(n_clusters=10, max_iter=30, verbose=True, random_state=0).fit(X)
+"""
+        proc = subprocess.Popen([PYTHON, "-c", code], cwd=env.scratch, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                env=env.env(), start_new_session=True)
+        stamps = []
+        start = time.perf_counter()
+        limit = 150.0
+
+        def read():
+            for line in proc.stdout:
+                if line.strip():
+                    stamps.append((time.perf_counter() - start, line.strip()))
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        reader.join(timeout=5)
+        logged = list(stamps)
+        times = [0.0] + [t for t, _ in logged] + [min(limit, time.perf_counter() - start)]
+        silence = max(b - a for a, b in zip(times, times[1:]))
+        estimate = any("estimated" in line for _, line in logged)
+        detail = (f"{len(logged)} lines in {times[-1]:.0f} s, longest silence "
+                  f"{silence:.0f} s, estimate {'logged' if estimate else 'not logged'}")
+        if estimate and silence <= max_silence:
+            return "good", detail
+        return ("poor" if logged else "bad"), detail
+
+
+large_fit("n300k_d8", 300_000, 8, 40)
+large_fit("n300k_d50", 300_000, 50, 40)
+
+
+# ------------------------------------------------------------------- driver ------------
+
+
+def run_battery(code: Path, out: Path, only: str | None) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="battery-"))
+    env = Env(code.resolve(), scratch)
+    try:
+        for name, fn in CASES.items():
+            if only and not re.search(only, name):
+                continue
+            target = out / (name.replace("/", "__") + ".json")
+            if target.exists():
+                continue
+            start = time.perf_counter()
+            try:
+                verdict, detail = fn(env)
+            except Exception as error:  # the battery's own failure: shown, not hidden
+                verdict, detail = "error", f"{type(error).__name__}: {error}"
+            seconds = time.perf_counter() - start
+            print(f"{verdict:5s} {name:55s} {seconds:6.1f} s  {detail[:140]}", flush=True)
+            tmp = target.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"case": name, "verdict": verdict, "detail": detail,
+                                       "seconds": seconds}))
+            os.replace(tmp, target)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def load_results(folder: Path) -> dict:
+    return {json.loads(p.read_text())["case"]: json.loads(p.read_text())
+            for p in sorted(folder.glob("*.json"))}
+
+
+def report(folders: list) -> None:
+    results = {str(f): load_results(Path(f)) for f in folders}
+    areas = sorted({name.split("/")[0] for r in results.values() for name in r})
+    verdicts = ("good", "poor", "bad", "hang", "error")
+    header = "| area | cases | " + " | ".join(
+        f"{Path(f).name}: " + "/".join(verdicts) for f in folders) + " |"
+    print(header)
+    print("|---" * (2 + len(folders)) + "|")
+    for area in [*areas, "all"]:
+        cells = []
+        count = 0
+        for folder in folders:
+            r = results[str(folder)]
+            chosen = [v["verdict"] for k, v in r.items() if area == "all" or
+                      k.split("/")[0] == area]
+            count = max(count, len(chosen))
+            tally = Counter(chosen)
+            cells.append("/".join(str(tally[v]) for v in verdicts))
+        print(f"| {area} | {count} | " + " | ".join(cells) + " |")
+    if len(folders) >= 1:
+        last = results[str(folders[-1])]
+        for name, value in last.items():
+            if value["verdict"] != "good":
+                print(f"  {value['verdict']:5s} {name}: {value['detail'][:160]}")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run")
+    run.add_argument("--code", type=Path, required=True, help="checkout to test")
+    run.add_argument("--out", type=Path, required=True)
+    run.add_argument("--only", help="regular expression of the cases to run")
+    rep = sub.add_parser("report")
+    rep.add_argument("folders", nargs="+")
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        run_battery(args.code, args.out, args.only)
+    else:
+        report(args.folders)
+
+
+if __name__ == "__main__":
+    main()
