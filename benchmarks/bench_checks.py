@@ -26,7 +26,6 @@ import os
 import platform
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 CASES = ("jaffe", "coil20")
