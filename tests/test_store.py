@@ -332,7 +332,7 @@ def test_what_is_not_a_regular_file_is_moved_aside_without_opening_it(store, no_
     assert not os.path.lexists(store.path(key))
     assert store.lookup(key, JOB) is None  # a miss, and the job can be stored
     store.put(key, RESULT)
-    assert store.lookup(key, JOB)["ranking"] == RESULT["ranking"]
+    assert store.lookup(key, JOB)["features_best_first"] == RESULT["features_best_first"]
 
 
 @pytest.mark.parametrize("kind", NOT_ENTRIES)

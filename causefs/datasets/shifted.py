@@ -95,7 +95,8 @@ def _given(value, biases):
 def make_shifted_clusters(n_train: int = 400, n_test: int = 400, *, n_clusters: int = 4,
                           n_causal: int = 8, n_spurious: int = 16, n_noise: int = 36,
                           separation: float = 3.0, spurious_separation: float = 2.0,
-                          n_groups: int = 2, train_bias: float = 0.9, test_bias: float = 0.0,
+                          n_groups: int = 2, train_bias: float | list = 0.9,
+                          test_bias: float | list = 0.0,
                           seed: int = 0) -> ShiftedDataset:
     """Gaussian clusters decided by causal features, with spurious features tied by selection bias.
 
@@ -173,7 +174,7 @@ def make_shifted_clusters(n_train: int = 400, n_test: int = 400, *, n_clusters: 
     )
 
 
-def make_digits_border(train_bias: float = 0.9, test_bias: float = 0.0, *,
+def make_digits_border(train_bias: float | list = 0.9, test_bias: float | list = 0.0, *,
                        train_size: float = 0.5, border_levels=(4.0, 12.0),
                        border_noise: float = 2.0, border_width: int = 1,
                        seed: int = 0) -> ShiftedDataset:
