@@ -75,10 +75,9 @@ def vcs_revision(root: Path | None = None) -> str | None:
 def plugin_distributions() -> dict:
     """``{distribution: version}`` of every plugin loaded from an installed entry point
     (built-ins and plugins registered at run time come with causefs itself)."""
-    from ..plugins import plugin_manager
+    from ..plugins import installed_distributions
 
-    return {dist.project_name: dist.version
-            for _, dist in plugin_manager().list_plugin_distinfo()}
+    return installed_distributions()
 
 
 def code_identity() -> dict:

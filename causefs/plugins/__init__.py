@@ -7,6 +7,7 @@ have their own registry in :mod:`causefs.selectors.registry`, on the same plugin
 from .hookspecs import hookimpl, hookspec
 from .manager import (
     DISABLE_AUTOLOAD,
+    installed_distributions,
     plugin_manager,
     register_plugin,
     unregister_plugin,
@@ -33,6 +34,7 @@ __all__ = [
     "get_schedule",
     "hookimpl",
     "hookspec",
+    "installed_distributions",
     "make_kernel",
     "make_qp_backend",
     "parts",

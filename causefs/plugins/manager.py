@@ -35,6 +35,8 @@ class PluginSkipped(Exception):
 
 #: installed plugins that loaded: entry point name -> (its "name = value", distribution)
 _INSTALLED: dict = {}
+#: ... and their distributions: entry point name -> (distribution name, version)
+_DISTRIBUTIONS: dict = {}
 
 
 class _Generation:
@@ -90,6 +92,7 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
                 _warn_skipped(origin, error)
                 continue
             _INSTALLED[entry.name] = origin
+            _DISTRIBUTIONS[entry.name] = (dist.metadata["Name"], dist.version)
 
 
 def _warn_skipped(origin: tuple, error: BaseException) -> None:
@@ -109,10 +112,18 @@ def skip_or_raise(error: BaseException, *plugin_names: str):
     if plugin_name is None:
         raise error
     origin = _INSTALLED.pop(plugin_name)
+    _DISTRIBUTIONS.pop(plugin_name, None)
     plugin_manager().unregister(name=plugin_name)
     _GENERATION.value += 1
     _warn_skipped(origin, error)
     raise PluginSkipped(plugin_name)
+
+
+def installed_distributions() -> dict:
+    """``{distribution: version}`` of every installed plugin that loaded (and was not
+    skipped since)."""
+    plugin_manager()
+    return dict(_DISTRIBUTIONS.values())
 
 
 def generation() -> int:
