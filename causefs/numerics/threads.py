@@ -19,8 +19,7 @@ WIDE_FLOPS = 2e8
 
 
 class _Threads:
-    """The thread controller (made on first use, once numpy's, scipy's and
-    scikit-learn's libraries are loaded) and the caller's thread count during a fit."""
+    """The thread controller of the current fit and the caller's thread count."""
 
     def __init__(self):
         self._controller = None
@@ -35,6 +34,12 @@ class _Threads:
             self._controller = ThreadpoolController()
         return self._controller
 
+    def refresh(self) -> ThreadpoolController:
+        """A controller of the libraries loaded now: one made earlier does not know (and
+        would not limit) a BLAS loaded since, e.g. by a plugin (about 3 ms)."""
+        self._controller = ThreadpoolController()
+        return self._controller
+
 
 _THREADS = _Threads()
 
@@ -42,8 +47,8 @@ _THREADS = _Threads()
 @contextlib.contextmanager
 def fit_threads():
     """Run the body with one BLAS/OpenMP thread, remembering the caller's numbers."""
-    controller = _THREADS.controller
     outer = _THREADS.caller
+    controller = _THREADS.controller if outer is not None else _THREADS.refresh()
     _THREADS.caller = max([info["num_threads"] for info in controller.info()] or [1])
     try:
         with controller.limit(limits=1):
