@@ -129,3 +129,16 @@ def generate_tables() -> None:
 
 generate_tables()
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # the gallery's fits: one BLAS thread
+
+
+def _skip_metadata_request_methods(app, what, name, obj, skip, options):
+    # scikit-learn generates set_fit_request & co. (metadata routing, for fit's
+    # ``nuisance``); their docstrings cite scikit-learn's own glossary, which this site
+    # does not have: documented in CauseFS's docstring instead
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return skip
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_metadata_request_methods)
