@@ -21,7 +21,8 @@ import time
 import numpy as np
 
 from causefs import CauseFS
-from causefs.datasets import load_dataset, make_causal
+from causefs.datasets import load_dataset, make_causal, make_digits_border, \
+    make_shifted_clusters
 
 #: name -> (dataset, CauseFS keywords besides n_clusters and random_state)
 CASES = {
@@ -34,23 +35,44 @@ CASES = {
     "jaffe_srdo": ("jaffe", {"schedule": "srdo", "max_iter": 5}),
     "jaffe_rbf_pg": ("jaffe", {"kernel": "rbf", "qp": "projected_gradient", "max_iter": 5}),
     "synthetic_1500": ("synthetic", {"max_iter": 6}),
+    "digits_paper": ("digits", {"schedule": "paper", "max_iter": 6}),
+    "umist_monotone": ("umist", {"schedule": {
+        "name": "monotone", "init": ["uniform_weights", "correlation_groups",
+                                     "initial_fused_graph", "initial_granular_graphs",
+                                     "spectral_embedding", "initial_selection",
+                                     "initial_confounders"],
+        "loop": ["selection_matrix",
+                 {"name": "granular_graphs", "adaptive_update": "monotone"},
+                 {"name": "fused_graph", "adaptive_update": "monotone"},
+                 "embedding", "sample_weights"]}, "max_iter": 5}),
+    # known nuisance variables Z: every schedule that reads them
+    "shifted_adjusted": ("shifted", {}),
+    "shifted_centered": ("shifted", {"schedule": "nuisance_centered", "max_iter": 6}),
+    "shifted_balanced": ("shifted", {"schedule": "nuisance_balanced", "max_iter": 6}),
+    "digits_border_adjusted": ("digits_border", {"max_iter": 6}),
 }
 
 
 def _data(name):
+    """X, the number of clusters, and the nuisance variables Z (None for most cases)."""
+    nuisance = None
     if name == "synthetic":
         data = make_causal(n_samples=1500, n_features=40, seed=3)
+    elif name in ("shifted", "digits_border"):
+        make = make_shifted_clusters if name == "shifted" else make_digits_border
+        data = make(seed=1)
+        nuisance = data.environment
     else:
         data = load_dataset(name)
-    return np.asarray(data.X, dtype=float), int(len(np.unique(data.y)))
+    return np.asarray(data.X, dtype=float), int(len(np.unique(data.y))), nuisance
 
 
 def run_case(name):
     dataset, params = CASES[name]
-    X, n_clusters = _data(dataset)
+    X, n_clusters, nuisance = _data(dataset)
     start = time.perf_counter()
     est = CauseFS(n_clusters=n_clusters, n_features_to_select=20, random_state=0,
-                  **params).fit(X)
+                  **params).fit(X, nuisance=nuisance)
     return {"history": [float(v) for v in est.objective_history_],
             "ranking": np.argsort(est.ranking_).tolist(),
             "seconds": time.perf_counter() - start}
