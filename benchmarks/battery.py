@@ -200,11 +200,17 @@ def py_error(area, name, code, expect, kinds=("InvalidParameterError",), timeout
 
 for name, args, expect in [
     ("alpha_negative", ["method.alpha=-1"], "method.alpha=-1"),
-    ("schedule_alpha_negative", [MINE, "+schedule.params.alpha=-5"], "schedule.params.alpha"),
-    ("schedule_beta_negative", [MINE, "+schedule.params.beta=-1"], "schedule.params.beta"),
-    ("schedule_lam_zero", [MINE, "+schedule.params.lam=0"], "schedule.params.lam"),
-    ("schedule_eps_text", [MINE, "+schedule.params.eps=abc"], "schedule.params.eps"),
-    ("schedule_unknown_param", [MINE, "+schedule.params.gamma=1"], "gamma"),
+    ("schedule_alpha_negative", [MINE, "+schedule.setting_defaults.alpha=-5"],
+     "schedule.setting_defaults.alpha"),
+    ("schedule_beta_negative", [MINE, "+schedule.setting_defaults.beta=-1"],
+     "schedule.setting_defaults.beta"),
+    ("schedule_lam_zero", [MINE, "+schedule.setting_defaults.lam=0"],
+     "schedule.setting_defaults.lam"),
+    ("schedule_eps_text", [MINE, "+schedule.setting_defaults.eps=abc"],
+     "schedule.setting_defaults.eps"),
+    ("schedule_unknown_param", [MINE, "+schedule.setting_defaults.gamma=1"], "gamma"),
+    ("schedule_old_params", [MINE, "+schedule.params.alpha=1"], "setting_defaults"),
+    ("schedule_unknown_term", [MINE, "schedule.terms=[regression,nope]"], "term='nope'"),
     ("qp_rtol_negative", ["qp.rtol=-1"], "qp.rtol=-1"),
     ("qp_rtol_nan", ["qp.rtol=nan"], "qp.rtol"),
     ("qp_max_iter_zero", ["qp.max_iter=0"], "qp.max_iter=0"),
@@ -213,7 +219,7 @@ for name, args, expect in [
     ("qp_projection_steps", ["qp.projection_steps=-1"], "qp.projection_steps"),
     ("qp_cg_rtol", ["qp.cg_rtol=-0.5"], "qp.cg_rtol"),
     ("qp_cg_rtol_bool", ["qp.cg_rtol=true"], "qp.cg_rtol"),
-    ("pg_patience", ["qp=projected_gradient", "qp.patience=0"], "qp.patience"),
+    ("pg_stall_iter", ["qp=projected_gradient", "qp.stall_iter=0"], "qp.stall_iter"),
     ("pg_rtol", ["qp=projected_gradient", "qp.rtol=abc"], "qp.rtol"),
     ("pg_max_iter", ["qp=projected_gradient", "qp.max_iter=-3"], "qp.max_iter"),
     ("cvxpy_solver", ["qp=cvxpy", "qp.solver=NOPE"], "qp.solver"),
@@ -284,7 +290,8 @@ for name, code, expect, *kinds in [
     ("alpha_negative", "CauseFS(n_clusters=3, alpha=-1).fit(X)", "alpha=-1"),
     ("schedule_params", "CauseFS(n_clusters=3, max_iter=1, schedule={'name': 'mine', "
                         "'init': list(get_schedule('full')['init']), 'loop': "
-                        "list(get_schedule('full')['loop']), 'params': {'alpha': -5}}).fit(X)",
+                        "list(get_schedule('full')['loop']), 'setting_defaults': "
+                        "{'alpha': -5}}).fit(X)",
      "alpha=-5"),
     ("qp_option", "CauseFS(n_clusters=3, max_iter=1, qp={'name': 'gradient_projection_cg', "
                   "'rtol': -1}).fit(X)", "qp.rtol=-1"),
@@ -316,7 +323,7 @@ for name, setup, call, expect, *kinds in [
     ("direct_qp_backend", "from causefs.qp.gradient_projection_cg import "
                           "GradientProjectionCGBackend as B", "B(rtol=-1)", "rtol=-1"),
     ("direct_pg_backend", "from causefs.qp.projected_gradient import "
-                          "ProjectedGradientBackend as B", "B(patience=0)", "patience=0"),
+                          "ProjectedGradientBackend as B", "B(stall_iter=0)", "stall_iter=0"),
     ("direct_embedding", "from causefs.blocks import EmbeddingBlock as B", "B(tol=-1)",
      "tol=-1"),
     ("direct_spectral", "from causefs.blocks import SpectralEmbeddingBlock as B",
@@ -630,7 +637,7 @@ PLUGINS = {
         class Dup(LinearKernel):
             name = "linear"
         @hookimpl
-        def causefs_register_parts(registry):
+        def causefs_register_kernels(registry):
             registry.add_kernel(Dup)
         """, None),
     "duplicate_selector": ("""
@@ -645,20 +652,26 @@ PLUGINS = {
     "misspelled_hook": ("""
         from causefs.plugins import hookimpl
         @hookimpl
-        def causefs_register_kernels(registry):
+        def causefs_register_kernel(registry):
             pass
         """, None),
     "hook_raises": ("""
         from causefs.plugins import hookimpl
         @hookimpl
-        def causefs_register_parts(registry):
+        def causefs_register_kernels(registry):
             raise ValueError("no parts today")
         """, None),
     "schedule_missing_block": ("""
         from causefs.plugins import hookimpl
         @hookimpl
-        def causefs_register_parts(registry):
+        def causefs_register_schedules(registry):
             registry.add_schedule({"name": "ghost", "loop": ["no_such_block"]})
+        """, None),
+    "old_hook": ("""
+        from causefs.plugins import hookimpl
+        @hookimpl
+        def causefs_register_parts(registry):
+            pass
         """, None),
     "unconfigurable_default": ("""
         from causefs.kernels import LinearKernel
@@ -668,13 +681,13 @@ PLUGINS = {
             def __init__(self, thing=object()):
                 self.thing = thing
         @hookimpl
-        def causefs_register_parts(registry):
+        def causefs_register_kernels(registry):
             registry.add_kernel(Odd)
         """, None),
     "not_a_class": ("""
         from causefs.plugins import hookimpl
         @hookimpl
-        def causefs_register_parts(registry):
+        def causefs_register_blocks(registry):
             registry.add_block("selection_matrix")
         """, None),
 }
@@ -752,7 +765,7 @@ FULL = get_schedule("full")
 def plugin_block(cls):
     class P:
         @hookimpl
-        def causefs_register_parts(self, registry):
+        def causefs_register_blocks(self, registry):
             registry.add_block(cls)
     register_plugin(P(), name="p_" + cls.name)
 
@@ -775,6 +788,7 @@ CONTRACT_BLOCKS = {
     "nan_mid_iteration": """
         class NaNF(Block):
             name = "nan_f"; kind = "descent"; reads = ("F",); writes = ("F",)
+            derived_for = "*"
             def step(self, state):
                 F = state.F.copy(); F[3, 1] = np.nan
                 return state.replace(F=F)
@@ -783,6 +797,7 @@ CONTRACT_BLOCKS = {
     "inf_in_mu": """
         class InfMu(Block):
             name = "inf_mu"; kind = "descent"; reads = ("mu",); writes = ("mu",)
+            derived_for = "*"
             def step(self, state):
                 mu = state.mu.copy(); mu[0] = np.inf
                 return state.replace(mu=mu)
@@ -791,6 +806,7 @@ CONTRACT_BLOCKS = {
     "nan_in_graph": """
         class NaNG(Block):
             name = "nan_g"; kind = "descent"; reads = ("G",); writes = ("G",)
+            derived_for = "*"
             def step(self, state):
                 G = state.G.copy(); G.data[0] = np.nan
                 return state.replace(G=G)
@@ -798,7 +814,8 @@ CONTRACT_BLOCKS = {
         """,
     "raises_objective": """
         class Up(Block):
-            name = "up"; kind = "descent"; reads = ("W",); writes = ("W", "D")
+            name = "up"; kind = "descent"; reads = ("W",); writes = ("W",)
+            derived_for = "*"
             def step(self, state):
                 return state.replace(W=state.W * 300.0)
         plugin_block(Up)
@@ -806,6 +823,7 @@ CONTRACT_BLOCKS = {
     "raises_inside": """
         class Boom(Block):
             name = "boom"; kind = "descent"; reads = ("W",); writes = ("W",)
+            derived_for = "*"
             def step(self, state):
                 return state.replace(W=state.W @ np.ones((3, 3, 3)))
         plugin_block(Boom)
@@ -869,7 +887,8 @@ report(lambda: fit(['selection_matrix', 'up', 'embedding'], check='strict'))
 def check_block_writes_nothing(env):
     code = CONTRACT_PRELUDE + """
 class Lazy(Block):
-    name = "lazy"; kind = "descent"; reads = ("W",); writes = ("W", "D")
+    name = "lazy"; kind = "descent"; reads = ("W",); writes = ("W",)
+    derived_for = "*"
     def step(self, state):
         return state.replace(W=None)
 from causefs.testing import check_block

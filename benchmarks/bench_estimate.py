@@ -62,7 +62,7 @@ def estimates(n: int, d: int) -> tuple[dict, float]:
 
     settings = CauseFS(n_clusters=10, random_state=0).settings()
     parts = build_parts(settings, seed=0)
-    size = fit_size(n, d, settings, parts)
+    size = fit_size(n, d, parts)
     product = parts.kernel.cost(size)
     seconds = {}
     for loop, blocks in ((False, parts.init), (True, parts.loop)):

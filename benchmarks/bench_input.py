@@ -67,7 +67,7 @@ def text_like(n: int, d: int, density: float, seed: int = 0, n_topics: int = 10)
 def child(spec: dict) -> dict:
     """One fit in this process: what it cost."""
     from causefs import CauseFS
-    from causefs.core.scheduler import seconds_by
+    from causefs.core.loop import seconds_by
 
     X, _ = text_like(spec["n"], spec["d"], spec["density"])
     density = X.nnz / (X.shape[0] * X.shape[1])

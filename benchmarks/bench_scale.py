@@ -63,7 +63,7 @@ def load_case(name: str):
 def child(spec: dict) -> dict:
     """Run one fit in this process and report what it cost."""
     from causefs import CauseFS
-    from causefs.core.scheduler import seconds_by
+    from causefs.core.loop import seconds_by
 
     X, y = load_case(spec["case"])
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -63,7 +63,7 @@ def child(spec: dict) -> dict:
     from causefs import CauseFS
 
     try:
-        from causefs.core.scheduler import seconds_by
+        from causefs.core.loop import seconds_by
     except ImportError:  # the reference commit's layout
         from causefs.scheduler import seconds_by
 

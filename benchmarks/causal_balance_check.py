@@ -24,7 +24,8 @@ from causefs.blocks import DecorrelationWeightsBlock, DensityRatioWeightsBlock  
 from causefs.model.diagnostics import effective_sample_size, weight_diagnostics  # noqa: E402
 from causefs.engine import balance_of  # noqa: E402
 from causefs.kernels import LinearKernel  # noqa: E402
-from causefs.model.treatment_coding import treatment_coding  # noqa: E402
+from causefs.model.treatments import treatment_coding  # noqa: E402
+from causefs.plugins import parts  # noqa: E402
 from causefs.numerics.scaling import scale_features  # noqa: E402
 from causefs.datasets import make_shifted_clusters  # noqa: E402
 
@@ -32,7 +33,7 @@ BIAS = 0.8
 
 
 def inverse_propensity(clusters, groups, bias, n_groups=2):
-    """1 / P(B | C) of :func:`causefs.shifted.biased_groups`, scaled to mean one."""
+    """1 / P(B | C) of :func:`causefs.datasets.biased_groups`, scaled to mean one."""
     tied = groups == clusters % n_groups
     p = np.where(tied, bias + (1 - bias) / n_groups, (1 - bias) / n_groups)
     w = 1.0 / p
@@ -47,7 +48,8 @@ def main():
         X = scale_features(data.X)
         n = X.shape[0]
         problem = Problem(X=X, coding=treatment_coding(X), n_clusters=4,
-                          sample_weights="mean_one", balance=balance_of(LinearKernel()))
+                          sample_weights="mean_one", balance=balance_of(LinearKernel()),
+                          fields=parts().fields)
         K = fit.confounders_.toarray()
         tied = data.environment == data.y % 2
         weights = {"uniform": np.ones(n), "fitted mu (full)": fit.sample_weight_,

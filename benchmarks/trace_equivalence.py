@@ -19,6 +19,7 @@ import sys
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
 from causefs import CauseFS
 from causefs.datasets import load_dataset, make_causal, make_digits_border, \
@@ -50,6 +51,17 @@ CASES = {
     "shifted_centered": ("shifted", {"schedule": "nuisance_centered", "max_iter": 6}),
     "shifted_balanced": ("shifted", {"schedule": "nuisance_balanced", "max_iter": 6}),
     "digits_border_adjusted": ("digits_border", {"max_iter": 6}),
+    # the W system's n x n (Woodbury) form, and data kept sparse
+    "jaffe_dual": ("jaffe", {"max_iter": 4, "schedule": {
+        "name": "dual", "init": ["uniform_weights", "correlation_groups",
+                                 "initial_fused_graph", "initial_granular_graphs",
+                                 "spectral_embedding",
+                                 {"name": "initial_selection", "system": "dual"},
+                                 "initial_confounders"],
+        "loop": [{"name": "selection_matrix", "system": "dual"}, "granular_graphs",
+                 "fused_graph", "embedding", "sample_weights", "granularity",
+                 "confounders"]}}),
+    "sparse_counts": ("sparse", {"max_iter": 4}),
 }
 
 
@@ -58,6 +70,11 @@ def _data(name):
     nuisance = None
     if name == "synthetic":
         data = make_causal(n_samples=1500, n_features=40, seed=3)
+    elif name == "sparse":  # non-negative counts, most of them 0: kept sparse by the fit
+        rng = np.random.default_rng(5)
+        counts = rng.poisson(0.3, (400, 60)) * (rng.random((400, 60)) < 0.4)
+        counts[:, :10] += 3 * (np.arange(400)[:, None] % 4 == np.arange(10) % 4)
+        return sp.csr_array(counts.astype(float)), 4, None
     elif name in ("shifted", "digits_border"):
         make = make_shifted_clusters if name == "shifted" else make_digits_border
         data = make(seed=1)

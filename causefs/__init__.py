@@ -26,8 +26,8 @@ import logging
 
 from ._version import __version__
 from .core.schedule import Schedule, ScheduleError
-from .core.scheduler import FitResult
-from .core.state import State
+from .core.loop import FitResult
+from .core.state import Field, State
 from .core.validation import InvalidParameterError
 from .estimator import (
     CauseFS,
@@ -36,9 +36,9 @@ from .estimator import (
     NuisanceUnusedWarning,
     causefs_scores,
 )
-from .model.objective import ObjectiveValue, objective
+from .model.objective import Objective, ObjectiveValue, objective
 from .model.problem import Problem
-from .model.settings import Settings
+from .model.settings import Settings, SettingsWarning
 
 # a library logs, the application decides where to (Python's logging HOWTO); progress of
 # a fit is logged at INFO when it runs with verbose=True, at DEBUG otherwise
@@ -47,15 +47,18 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 __all__ = [
     "CauseFS",
     "CollapseWarning",
+    "Field",
     "FitResult",
     "InvalidParameterError",
     "LongFitWarning",
     "NuisanceUnusedWarning",
+    "Objective",
     "ObjectiveValue",
     "Problem",
     "Schedule",
     "ScheduleError",
     "Settings",
+    "SettingsWarning",
     "State",
     "causefs_scores",
     "objective",

@@ -1,42 +1,59 @@
-"""The engine: resolves names (schedule, blocks, kernel, QP backend) and runs a fit.
+"""The engine: resolves names (schedule, blocks, terms, stopping rules, kernel, QP backend)
+into parts, the settings once, and runs a fit.
 
-This is the one layer that knows both the plugin registry and the blocks: it turns the
-settings of a fit (:class:`~causefs.model.settings.Settings`) into parts, hands every
-block what it declares in ``requires``, builds the problem and runs the scheduler.
+This is the one layer that knows both the plugin registry and the parts: it turns the
+settings of a fit (:class:`~causefs.model.settings.Settings`) into parts, hands every part
+what it declares in ``requires``, builds the objective from the schedule's terms, checks
+that every descent block accounts for every term that depends on its variables, builds
+the problem and runs the scheduler.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from .blocks import Block
+from .blocks import EVERY_TERM, Block
 from .budget import FitEstimate, estimate_fit
+from .core.convergence import StoppingRule
+from .core.loop import FitResult, run_schedule
 from .core.schedule import Schedule, ScheduleError, entry_name, validate_blocks
-from .core.scheduler import FitResult, run_schedule
 from .core.state import State
-from .core.validation import InvalidParameterError, check_annotated, construct
+from .core.validation import InvalidParameterError, check_annotated, construct, same_value
 from .kernels import Kernel, with_balance_form
 from .model.fit_size import FitSize
-from .model.objective import CauseFSObjective
+from .model.objective import Objective
 from .model.problem import Problem
-from .model.settings import Settings, check_setting
-from .model.stopping import SelectionStable
-from .model.treatment_coding import treatment_coding
-from .plugins.registry import get_block, get_schedule, make_kernel, make_qp_backend
+from .model.settings import DEFAULTS, Settings, SettingsWarning, check_setting, setting_names
+from .model.treatments import treatment_coding
+from .plugins.registry import PartRegistry, make_kernel, make_qp_backend, parts as registry_of
 from .qp import QPBackend
+from .terms import Term
 
-#: settings a schedule may fix in its ``params``: objective weights (ablation I sets
-#: ``beta: 0``) and how the loop runs (the paper's loop sets ``structure_iter: null``)
-SCHEDULE_PARAMS = ("alpha", "beta", "lam", "eps", "structure_iter", "patience")
+#: the terms of a schedule that names none: CAUSE-FS's objective (paper eq. 3.5)
+DEFAULT_TERMS = ("regression", "fused_smoothness", "sparsity", "granular_graphs", "fusion",
+                 "balance")
+#: the stopping rules of a schedule that names none, in the order they are checked
+DEFAULT_STOPPING = ("objective_change", "selection_stable")
 
 #: the schedule ``schedule="auto"`` stands for: without and with nuisance variables Z
 #: (the Z schedule measured best in docs/RESULTS.md, "Known nuisance variables")
 AUTO_SCHEDULES = {False: "full", True: "nuisance_adjusted"}
+
+#: settings every fit uses whatever its parts (the others are used when a part of the
+#: schedule declares them in ``requires``)
+FIT_SETTINGS = ("n_clusters", "n_features_to_select", "n_neighbors", "sample_weights",
+                "schedule", "kernel", "max_iter", "structure_iter", "preprocessing",
+                "treatment", "mmd_normalization", "balance_form", "memory_limit", "trace",
+                "check", "random_state", "verbose")
+
+#: the three kinds of part a schedule names, by their base class
+_KINDS = {"block": Block, "term": Term, "stopping_rule": StoppingRule}
 
 
 def _name_and_options(spec, what: str) -> tuple[str, dict]:
@@ -57,7 +74,7 @@ def resolve_schedule(spec, nuisance: bool = False) -> Schedule:
     if isinstance(spec, Schedule):
         return spec
     if isinstance(spec, str):
-        return Schedule.from_mapping(get_schedule(spec))
+        return Schedule.from_mapping(registry_of().get("schedule", spec))
     if isinstance(spec, Mapping):
         return Schedule.from_mapping(spec)
     raise InvalidParameterError(f"schedule={spec!r}: must be a registered name, a mapping "
@@ -80,30 +97,65 @@ def resolve_qp(spec) -> QPBackend:
     return make_qp_backend(name, **options)
 
 
-def build_blocks(entries, settings: Settings, resources: Mapping) -> tuple:
-    """The blocks of a schedule phase (:func:`build_block` for every entry)."""
-    return tuple(build_block(entry, settings, resources) for entry in entries)
+def build_part(kind: str, entry, settings: Settings, resources: Mapping,
+               registry: PartRegistry | None = None):
+    """The part of a schedule entry of ``kind`` (block, term or stopping_rule): a name,
+    ``{"name": ..., **options}``, or an instance (used as it is).
 
-
-def build_block(entry, settings: Settings, resources: Mapping) -> Block:
-    """The block of a schedule entry (a name, ``{"name": ..., **options}``, or a block).
-
-    A block built from its name receives, by keyword, the settings and ``resources`` it
+    A part built from its name receives, by keyword, the settings and ``resources`` it
     declares in ``requires``, then the options written in the entry itself; nothing is
-    passed to a block that does not declare it. An instance is used as it is.
+    passed to a part that does not declare it. An entry may not set an option that is a
+    setting the part requires: the settings are decided once, by the user and the
+    schedule's ``setting_defaults`` (:func:`resolve_settings`).
     """
-    if isinstance(entry, Block):
+    if isinstance(entry, _KINDS[kind]):
         return entry
     name = entry_name(entry)
     options = {k: v for k, v in entry.items() if k != "name"} if isinstance(entry, Mapping) \
         else {}
     try:
-        cls = get_block(name)
+        cls = (registry or registry_of()).get(kind, name)
     except InvalidParameterError as error:
         raise ScheduleError(f"schedule: {error}") from None
+    shadowed = sorted(set(options) & set(cls.requires) & set(setting_names()))
+    if shadowed:
+        raise ScheduleError(f"schedule.{name}.{shadowed[0]}: {shadowed[0]} is a setting; a "
+                            "schedule supplies a setting's default in its "
+                            "'setting_defaults', where the user's value wins")
     provided = {key: resources[key] if key in resources else getattr(settings, key)
                 for key in cls.requires if key in resources or hasattr(settings, key)}
     return construct(f"schedule.{name}", cls, {**provided, **options})
+
+
+def resolve_settings(settings: Settings, schedule: Schedule) -> Settings:
+    """The fit's settings: the user's, with the schedule's ``setting_defaults`` where the user
+    left the library's default. A value the user set is never replaced: where the
+    schedule's default differs from it, a :class:`SettingsWarning` names both and the
+    user's value is used (docs/guide/selector.md, "Settings and schedules").
+
+    Raises
+    ------
+    ScheduleError
+        A default that names no setting, ``schedule`` itself, or breaks its rule.
+    """
+    changes = {}
+    suppliable = [name for name in setting_names() if name != "schedule"]
+    for name, value in schedule.setting_defaults.items():
+        if name not in suppliable:
+            raise ScheduleError(f"schedule.setting_defaults.{name}: not a setting a schedule "
+                                f"can supply; settings: {', '.join(suppliable)}")
+        try:
+            value = check_setting(name, value)
+        except InvalidParameterError as error:
+            raise ScheduleError(f"schedule.setting_defaults.{error}") from None
+        user = getattr(settings, name)
+        if same_value(user, getattr(DEFAULTS, name)):
+            changes[name] = value
+        elif not same_value(user, value):
+            warnings.warn(f"{name}={user!r} is used, not schedule {schedule.name!r}'s default "
+                          f"{name}={value!r}: a value you set is never replaced",
+                          SettingsWarning, stacklevel=4)
+    return settings.replace(**changes) if changes else settings
 
 
 def balance_of(kernel: Kernel, form: str = "auto", seed: int = 0) -> Callable:
@@ -119,51 +171,127 @@ def _balance_operator(kernel, form, seed, X, coding, K):
 
 @dataclass(frozen=True)
 class Parts:
-    """What a fit is made of, resolved from its settings."""
+    """What a fit is made of, resolved from its settings (one fit: the stopping rules
+    keep the iterations they have seen)."""
 
     schedule: Schedule
+    #: the settings resolved once (:func:`resolve_settings`): the user's and the
+    #: schedule's setting_defaults
+    settings: Settings
     init: tuple
     loop: tuple
+    terms: tuple
+    stopping: tuple
     kernel: Kernel
     qp: QPBackend
-    #: the settings the schedule fixes (:data:`SCHEDULE_PARAMS`)
-    params: Mapping
+    #: the declaration of every field (:class:`~causefs.core.state.Field`) by name
+    fields: Mapping
 
-    def settings(self, settings: Settings) -> Settings:
-        """``settings`` with the schedule's ``params`` applied."""
-        return settings.replace(**self.params) if self.params else settings
+    @functools.cached_property
+    def objective(self) -> Objective:
+        """J, the sum of the schedule's terms."""
+        return Objective(self.terms)
+
+    @property
+    def blocks(self) -> tuple:
+        return (*self.init, *self.loop)
 
     @property
     def accepts_sparse(self) -> bool:
         """Whether every block and the kernel work on sparse X (else it is densified)."""
-        return self.kernel.accepts_sparse and all(
-            block.accepts_sparse for block in (*self.init, *self.loop))
+        return self.kernel.accepts_sparse and all(block.accepts_sparse for block in self.blocks)
+
+    def used_settings(self) -> set:
+        """The settings the fit reads: :data:`FIT_SETTINGS` and those its parts require."""
+        used = set(FIT_SETTINGS)
+        for part in (*self.blocks, *self.terms, *self.stopping):
+            used |= set(part.requires)
+        return used
 
 
-def schedule_params(schedule: Schedule) -> dict:
-    """The schedule's ``params``, checked by the rules of the settings of those names."""
-    unknown = sorted(set(schedule.params) - set(SCHEDULE_PARAMS))
-    if unknown:
-        raise ScheduleError(f"schedule.params.{unknown[0]}: not a param of schedule "
-                            f"{schedule.name!r}; allowed: {', '.join(SCHEDULE_PARAMS)}")
-    try:
-        return {name: check_setting(name, value) for name, value in schedule.params.items()}
-    except InvalidParameterError as error:
-        raise ScheduleError(f"schedule.params.{error}") from None
+def _available_at_start(fields: Mapping, nuisance: bool | None) -> frozenset:
+    """The fields a state has before any block runs: the data, Z when given (or when
+    unknown), and the derived fields they give."""
+    given = {name for name, field in fields.items() if field.role == "given"
+             and (name != "Z" or nuisance is not False)}
+    return frozenset(given | {name for name, field in fields.items()
+                              if field.role == "derived" and set(field.needs) <= given})
 
 
-def build_parts(settings: Settings, seed: int = 0, nuisance: bool = False) -> Parts:
-    """Resolve the schedule, its blocks, the kernel and the QP backend of ``settings``
-    (``nuisance``: whether the fit has nuisance variables Z, for ``schedule="auto"``)."""
-    schedule = resolve_schedule(settings.schedule, nuisance)
+def check_subproblems(loop, objective: Objective) -> None:
+    """Every term that depends on what a descent block writes is accounted for by the
+    block: it adds to the block's subproblem, or the block was derived for it.
+
+    Raises
+    ------
+    ScheduleError
+        Naming the block, the term and what it lacks.
+    """
+    problems = []
+    for block in loop:
+        if block.kind != "descent":
+            continue
+        variables = block.descended()
+        if block.subproblem is not None:
+            for name in objective.missing_contributions(block.subproblem, variables):
+                problems.append(
+                    f"term {name!r} depends on {list(variables)}, which descent block "
+                    f"{block.name!r} updates, but adds nothing to its subproblem "
+                    f"({block.subproblem.__name__}: a method {block.subproblem.hook})")
+        elif block.derived_for != EVERY_TERM:
+            for term in objective.contributors(variables):
+                if term.name not in block.derived_for:
+                    problems.append(
+                        f"descent block {block.name!r} was derived for the terms "
+                        f"{list(block.derived_for)}, not for term {term.name!r}, which "
+                        f"depends on {list(variables)}")
+    if problems:
+        raise ScheduleError("schedule: " + "; ".join(problems))
+
+
+def build_parts(settings: Settings, seed: int = 0, nuisance: bool | None = None,
+                n_selected: int | None = None) -> Parts:
+    """Resolve the schedule, the settings (once), the blocks, terms and stopping rules,
+    the kernel and the QP backend of ``settings``, and check them together.
+
+    ``nuisance``: whether the fit has nuisance variables Z (for ``schedule="auto"``, and
+    to refuse a schedule that reads Z without them; None: not known yet, no check);
+    ``n_selected``: the number of features the fit selects (for the stopping rules).
+    Settings the user set that no part uses are reported (:class:`SettingsWarning`).
+    """
+    schedule = resolve_schedule(settings.schedule, bool(nuisance))
+    settings = resolve_settings(settings, schedule)
+    registry = registry_of()
     qp = resolve_qp(settings.qp)
-    resources = {"qp": qp, "seed": seed}  # blocks.base.RESOURCES
-    init, loop = (build_blocks(schedule.init, settings, resources),
-                  build_blocks(schedule.loop, settings, resources))
-    validate_blocks(init, loop)  # the order, before any data (the objective's needs: at fit)
-    return Parts(schedule=schedule, init=init, loop=loop,
-                 kernel=resolve_kernel(settings.kernel), qp=qp,
-                 params=schedule_params(schedule))
+    resources = {"qp": qp, "seed": seed, "n_selected": n_selected}  # settings.RESOURCES
+
+    def build(kind, entries):
+        return tuple(build_part(kind, entry, settings, resources, registry)
+                     for entry in entries)
+
+    parts = Parts(schedule=schedule, settings=settings,
+                  init=build("block", schedule.init), loop=build("block", schedule.loop),
+                  terms=build("term", schedule.terms if schedule.terms is not None
+                              else DEFAULT_TERMS),
+                  stopping=build("stopping_rule", schedule.stopping
+                                 if schedule.stopping is not None else DEFAULT_STOPPING),
+                  kernel=resolve_kernel(settings.kernel), qp=qp, fields=registry.fields)
+    if nuisance is not None:
+        check_nuisance(parts, nuisance)
+    validate_blocks(parts.init, parts.loop, parts.objective.needs,
+                    _available_at_start(parts.fields, nuisance))
+    check_subproblems(parts.loop, parts.objective)
+    _warn_unused(settings, parts)
+    return parts
+
+
+def _warn_unused(settings: Settings, parts: Parts) -> None:
+    unused = [name for name in setting_names() if name not in parts.used_settings()
+              and not same_value(getattr(settings, name), getattr(DEFAULTS, name))]
+    for name in unused:
+        warnings.warn(f"{name}={getattr(settings, name)!r} is not used: no part of schedule "
+                      f"{parts.schedule.name!r} reads it (its terms: "
+                      f"{', '.join(parts.objective.names)})", SettingsWarning, stacklevel=4)
 
 
 def part_spec(part) -> dict:
@@ -173,41 +301,51 @@ def part_spec(part) -> dict:
 
 
 def schedule_spec(parts: Parts) -> dict:
-    """The schedule of ``parts`` as a mapping, its entries' options and its params
-    normalized by the blocks and the settings' rules: equal schedules, equal mappings."""
-    def entry(spec, block):
+    """The schedule of ``parts`` as a mapping, its entries' options normalized by the
+    parts' rules: equal schedules, equal mappings."""
+    def entry(spec, part):
         if isinstance(spec, str):
             return spec
-        options = block.options()
+        options = part.options()
         given = spec.items() if isinstance(spec, Mapping) else options.items()
-        return {"name": block.name, **{k: options.get(k, v) for k, v in given if k != "name"}}
+        return {"name": part.name, **{k: options.get(k, v) for k, v in given if k != "name"}}
 
     schedule = parts.schedule
+    named = {"terms": (schedule.terms, parts.terms),
+             "stopping": (schedule.stopping, parts.stopping)}
     return {"name": schedule.name,
             "init": [entry(e, b) for e, b in zip(schedule.init, parts.init)],
             "loop": [entry(e, b) for e, b in zip(schedule.loop, parts.loop)],
-            "params": dict(parts.params)}
+            **{key: None if entries is None else [entry(e, p) for e, p in zip(entries, built)]
+               for key, (entries, built) in named.items()},
+            "setting_defaults": dict(schedule.setting_defaults)}
 
 
-def fit_size(n_samples: int, n_features: int, settings: Settings, parts: Parts) -> FitSize:
+def objective_spec(parts: Parts) -> list:
+    """The objective's terms, each with its options (its weight among them)."""
+    return [part_spec(term) for term in parts.terms]
+
+
+def fit_size(n_samples: int, n_features: int, parts: Parts) -> FitSize:
     """The size of a fit as the parts' cost declarations see it."""
-    return FitSize(n_samples, n_features, settings,
-                   balance=parts.settings(settings).beta != 0)
+    balance = parts.objective.term("balance")
+    return FitSize(n_samples, n_features, parts.settings,
+                   balance=balance is not None and balance.active)
 
 
 def estimate(n_samples: int, n_features: int, settings: Settings,
              parts: Parts | None = None) -> FitEstimate:
     """Time and memory of a fit of ``settings`` on n x d data (non-constant features),
-    summed over its parts (:func:`causefs.budget.estimate_fit`)."""
+    summed over its parts (:func:`causefs.budget.estimate_fit`; ``parts`` are
+    :func:`build_parts`'s of ``settings``, built here when not given)."""
     parts = parts if parts is not None else build_parts(settings)
-    return estimate_fit(fit_size(n_samples, n_features, settings, parts), parts.init,
-                        parts.loop, parts.kernel, parts.qp, settings.max_iter)
+    return estimate_fit(fit_size(n_samples, n_features, parts), parts.init, parts.loop,
+                        parts.kernel, parts.qp, parts.settings.max_iter)
 
 
 def uses_nuisance(parts: Parts) -> bool:
     """Whether a block of the schedule reads the nuisance variables Z."""
-    return any("Z" in (*block.reads, *block.optional_reads)
-               for block in (*parts.init, *parts.loop))
+    return any("Z" in (*block.reads, *block.optional_reads) for block in parts.blocks)
 
 
 def check_nuisance(parts: Parts, given: bool) -> None:
@@ -223,46 +361,33 @@ def check_nuisance(parts: Parts, given: bool) -> None:
             "were given; pass them to fit(X, nuisance=Z) or choose another schedule")
 
 
-def make_problem(X: np.ndarray, settings: Settings, parts: Parts, seed: int = 0,
+def make_problem(X: np.ndarray, parts: Parts, seed: int = 0,
                  Z: np.ndarray | None = None) -> Problem:
     """The problem of preprocessed data ``X`` (n, d) without constant features and coded
-    nuisance variables ``Z`` (n, q) if any: the settings' weights, overridden by the
-    schedule's ``params``."""
-    settings = parts.settings(settings)
+    nuisance variables ``Z`` (n, q) if any: the data, the parts' objective, the resolved
+    settings' sizes and treatment coding."""
+    settings = parts.settings
     return Problem(X=X, coding=treatment_coding(X, settings.treatment,
                                                 settings.mmd_normalization),
                    n_clusters=settings.n_clusters, n_neighbors=settings.n_neighbors,
-                   sample_weights=settings.sample_weights, alpha=settings.alpha,
-                   beta=settings.beta, lam=settings.lam, eps=settings.eps,
-                   balance=balance_of(parts.kernel, settings.balance_form, seed), Z=Z)
+                   sample_weights=settings.sample_weights, objective=parts.objective,
+                   balance=balance_of(parts.kernel, settings.balance_form, seed), Z=Z,
+                   fields=parts.fields)
 
 
-def stopping_rules(settings: Settings, n_selected: int | None) -> list:
-    """The rules besides the objective's change: the top ``n_selected`` features stable
-    for ``patience`` iterations (when both are set)."""
-    if settings.patience is None or not n_selected:
-        return []
-    return [SelectionStable(n_selected, settings.patience)]
+def run_cause_fs(X: np.ndarray, parts: Parts, *, seed: int = 0,
+                 callback: Callable | None = None, Z: np.ndarray | None = None) -> FitResult:
+    """Run the fit of ``parts`` (:func:`build_parts`, built for this fit) on preprocessed
+    data ``X`` (n, d) without constant features.
 
-
-def run_cause_fs(X: np.ndarray, settings: Settings, *, seed: int = 0, parts: Parts | None = None,
-                 n_selected: int | None = None, callback: Callable | None = None,
-                 Z: np.ndarray | None = None) -> FitResult:
-    """Run CAUSE-FS on preprocessed data ``X`` (n, d) without constant features.
-
-    ``seed`` seeds every random choice of the blocks and the kernel; ``parts`` are
-    :func:`build_parts`'s (built here when not given); ``n_selected`` is the number of
-    features selected (the selection-stability rule watches them); ``Z`` is the coded
-    design of the nuisance variables (:func:`causefs.model.nuisance.code_nuisance`), if
-    any. Progress is logged at INFO with ``settings.verbose``, else at DEBUG.
+    ``seed`` seeds every random choice of the blocks and the kernel; ``Z`` is the coded
+    design of the nuisance variables (:func:`causefs.model.nuisance_coding.code_nuisance`),
+    if any. Progress is logged at INFO with ``verbose``, else at DEBUG.
     """
-    parts = parts if parts is not None else build_parts(settings, seed, Z is not None)
-    check_nuisance(parts, Z is not None)
-    problem = make_problem(X, settings, parts, seed, Z)
-    settings = parts.settings(settings)
-    return run_schedule(State(problem), parts.init, parts.loop, objective=CauseFSObjective(),
-                        max_iter=settings.max_iter, tol=settings.tol,
-                        stopping=stopping_rules(settings, n_selected),
+    settings = parts.settings
+    problem = make_problem(X, parts, seed, Z)
+    return run_schedule(State(problem), parts.init, parts.loop, objective=problem.objective,
+                        max_iter=settings.max_iter, stopping=parts.stopping,
                         structure_iter=settings.structure_iter, callback=callback,
                         trace=settings.trace, check=settings.check,
                         log_level=logging.INFO if settings.verbose else logging.DEBUG)

@@ -16,9 +16,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .budget import ANNOUNCED_FIT_SECONDS, LONG_FIT_SECONDS, check_memory
 from .core.progress import Heartbeat
-from .engine import build_parts, check_nuisance, estimate, run_cause_fs, uses_nuisance
+from .engine import build_parts, estimate, objective_spec, run_cause_fs, uses_nuisance
 from .model.diagnostics import weight_diagnostics
-from .model.nuisance import code_nuisance
+from .model.nuisance_coding import code_nuisance
 from .model.settings import DEFAULTS, Settings, setting_names
 from .numerics.scaling import constant_features, scale_features
 from .numerics.threads import fit_threads
@@ -99,9 +99,11 @@ class CauseFS(SelectorMixin, BaseEstimator):
         variable, not a confounder.
     max_treatments : "auto", int or None, default="auto"
         Bound on the treatments of the balance term, the top features by ``||W_f||``
-        (:mod:`causefs.model.treatments`): ``"auto"`` keeps all of them while
-        ``n * d * d <= 1e8`` (JAFFE) and otherwise as many as that budget allows
-        (at least 32); None keeps all (the paper, O(n d^2) per balance product).
+        (:mod:`causefs.model.treatments`): ``"auto"`` keeps all of them while ``n * d * d``
+        stays within :data:`~causefs.model.treatments.TREATMENT_BUDGET` (JAFFE) and
+        otherwise as many as that budget allows (at least
+        :data:`~causefs.model.treatments.MIN_TREATMENTS`); None keeps all (the paper,
+        O(n d^2) per balance product).
     sample_weights : {"mean_one", "simplex"}, default="mean_one"
         ``simplex``: ``sum(mu) = 1`` as in the paper; ``mean_one``: ``sum(mu) = n``, the
         same model with lambda and beta rescaled so one setting works across n.
@@ -141,10 +143,12 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Split of each feature into treated and control samples.
     mmd_normalization : {"group", "paper"}, default="group"
         Treatment coding ``a_r`` (see
-        :func:`causefs.model.treatment_coding.treatment_coding`).
+        :func:`causefs.model.treatments.treatment_coding`).
     neighbor_algorithm : str, default="auto"
-        Nearest-neighbour search for graph candidates: ``auto`` is exact up to 5000
-        samples, and up to 10,000 for points of at most 32 dimensions (the graph updates
+        Nearest-neighbour search for graph candidates: ``auto`` is exact up to
+        :data:`~causefs.numerics.neighbors.FRESH_EXACT_N` samples, and up to
+        :data:`~causefs.numerics.neighbors.TREE_N` for points of at most
+        :data:`~causefs.numerics.neighbors.TREE_DIMS` dimensions (the graph updates
         search the n_clusters-dimensional embeddings: a k-d tree); beyond it is
         approximate (a local search warm-started from the graph being replaced, or a
         faiss HNSW index where there is none yet; recall measured inside fits in
@@ -166,7 +170,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Evaluate the objective after every block (``trace_`` then has it per block);
         otherwise once per iteration, which is all convergence needs.
     check : {"cheap", "strict"}, default="cheap"
-        Run-time checks of the blocks (:func:`causefs.core.scheduler.run_schedule`):
+        Run-time checks of the blocks (:func:`causefs.core.loop.run_schedule`):
         ``strict`` also verifies, after every block, its declared writes, that it did not
         mutate its input and, for a descent block, that the objective did not rise,
         naming the block that broke its contract. For testing blocks of a plugin.
@@ -190,6 +194,13 @@ class CauseFS(SelectorMixin, BaseEstimator):
         The ``n_features_to_select`` best features.
     W_ : ndarray of shape (n_features, n_clusters)
         Feature selection matrix (zero rows for constant features).
+    settings_ : causefs.model.settings.Settings
+        The settings the fit ran with: the parameters, with the schedule's ``defaults``
+        where a parameter was left at the library's default (a value you set is never
+        replaced; :func:`causefs.engine.resolve_settings`).
+    terms_ : list of dict
+        The objective's terms, each ``{"name": ..., **options}`` with its weight (the
+        schedule's ``terms``; ``ablation_I`` has no balance term).
     sample_weight_ : ndarray of shape (n_samples,)
         Learned sample weights mu.
     nuisance_effect_ : ndarray of shape (q, n_features) or None
@@ -250,34 +261,10 @@ class CauseFS(SelectorMixin, BaseEstimator):
                  balance_form=DEFAULTS.balance_form, memory_limit=DEFAULTS.memory_limit,
                  trace=DEFAULTS.trace, check=DEFAULTS.check,
                  random_state=DEFAULTS.random_state, verbose=DEFAULTS.verbose):
-        self.n_clusters = n_clusters
-        self.n_features_to_select = n_features_to_select
-        self.alpha = alpha
-        self.beta = beta
-        self.lam = lam
-        self.n_neighbors = n_neighbors
-        self.eps = eps
-        self.sigma = sigma
-        self.max_treatments = max_treatments
-        self.sample_weights = sample_weights
-        self.schedule = schedule
-        self.kernel = kernel
-        self.qp = qp
-        self.max_iter = max_iter
-        self.tol = tol
-        self.patience = patience
-        self.structure_iter = structure_iter
-        self.preprocessing = preprocessing
-        self.max_granularity = max_granularity
-        self.treatment = treatment
-        self.mmd_normalization = mmd_normalization
-        self.neighbor_algorithm = neighbor_algorithm
-        self.balance_form = balance_form
-        self.memory_limit = memory_limit
-        self.trace = trace
-        self.check = check
-        self.random_state = random_state
-        self.verbose = verbose
+        params = dict(locals())
+        del params["self"]
+        for name, value in params.items():  # stored as given (scikit-learn's convention)
+            setattr(self, name, value)
 
     def settings(self) -> Settings:
         """The parameters as :class:`~causefs.model.settings.Settings`, checked.
@@ -309,7 +296,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
             interest. Integer, boolean or string columns are categories (one indicator
             per level but the first), float columns are covariates with a linear effect
             (centred, unit variance); a DataFrame is coded column by column
-            (:mod:`causefs.model.nuisance`). With ``schedule="auto"`` they select the
+            (:mod:`causefs.model.nuisance_coding`). With ``schedule="auto"`` they select the
             ``nuisance_adjusted`` schedule. In a :class:`~sklearn.pipeline.Pipeline`,
             with metadata routing enabled, request it with
             ``CauseFS(...).set_fit_request(nuisance=True)``.
@@ -327,18 +314,19 @@ class CauseFS(SelectorMixin, BaseEstimator):
         if not active.size:
             raise ValueError("all features of X are constant: there is nothing to select")
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        parts = build_parts(settings, seed, nuisance=Z is not None)
-        self._check_nuisance(parts, Z)
-        self._estimate(X.shape[0], active.size, settings, parts)
+        parts = build_parts(settings, seed, nuisance=Z is not None,
+                            n_selected=min(n_selected, active.size))
+        settings = self.settings_ = parts.settings  # resolved once, with the schedule's
+        self.terms_ = objective_spec(parts)
+        self._warn_if_nuisance_unused(parts, Z)
+        self._estimate(X.shape[0], active.size, parts)
         X_active = scale_features(X, settings.preprocessing)[:, active]
         if sp.issparse(X_active) and not parts.accepts_sparse:
             X_active = X_active.toarray()
         # a long block is logged as it runs
         with _progress(settings.max_iter, settings.verbose) as callback, fit_threads(), \
                 Heartbeat(logger):
-            result = run_cause_fs(X_active, settings, seed=seed, parts=parts,
-                                  n_selected=min(n_selected, active.size),
-                                  callback=callback, Z=Z)
+            result = run_cause_fs(X_active, parts, seed=seed, callback=callback, Z=Z)
         self._store(result, active, X.shape[1], n_selected)
         self._warn_if_collapsed(result.state.W, settings.eps)
         if not result.converged and settings.max_iter > 0:
@@ -349,19 +337,17 @@ class CauseFS(SelectorMixin, BaseEstimator):
         return self
 
     @staticmethod
-    def _check_nuisance(parts, Z) -> None:
-        """Refuse a schedule that needs Z without it; warn when Z goes unused."""
-        check_nuisance(parts, Z is not None)
+    def _warn_if_nuisance_unused(parts, Z) -> None:
         if Z is not None and not uses_nuisance(parts):
             warnings.warn(f"nuisance variables were given, but schedule "
                           f"{parts.schedule.name!r} has no block that uses them; "
                           "schedule='auto' adjusts for them", NuisanceUnusedWarning,
                           stacklevel=3)
 
-    def _estimate(self, n, d, settings, parts) -> None:
+    def _estimate(self, n, d, parts) -> None:
         """Refuse a fit over the memory budget; announce a long one."""
-        expected = estimate(n, d, settings, parts)
-        check_memory(expected.memory, settings.memory_limit)
+        expected = estimate(n, d, parts.settings, parts)
+        check_memory(expected.memory, parts.settings.memory_limit)
         self.memory_estimate_ = expected.memory.peak
         self.time_estimate_ = expected.seconds
         if self.time_estimate_ > ANNOUNCED_FIT_SECONDS:

@@ -19,6 +19,8 @@ import os
 from pathlib import Path
 
 import causefs
+from causefs.model import treatments
+from causefs.numerics import neighbors
 
 ROOT = Path(__file__).resolve().parent
 GENERATED = ROOT / "_generated"
@@ -44,7 +46,14 @@ templates_path = ["_templates"]
 
 # the Markdown pages (MODEL.md, ERRORS.md, ...) link to each other and to headings
 myst_heading_anchors = 3
-myst_enable_extensions = ["colon_fence"]
+myst_enable_extensions = ["colon_fence", "substitution"]
+# constants the pages quote, read from the code (a page never restates them)
+myst_substitutions = {
+    "FRESH_EXACT_N": f"{neighbors.FRESH_EXACT_N:,}", "EXACT_N": f"{neighbors.EXACT_N:,}",
+    "TREE_N": f"{neighbors.TREE_N:,}", "TREE_DIMS": str(neighbors.TREE_DIMS),
+    "TREATMENT_BUDGET": f"{treatments.TREATMENT_BUDGET:.0e}".replace("e+0", "e"),
+    "MIN_TREATMENTS": str(treatments.MIN_TREATMENTS),
+}
 
 autosummary_generate = True
 autodoc_default_options = {"members": True, "inherited-members": False}

@@ -27,3 +27,27 @@ def blobs():
     centers = rng.normal(scale=3.0, size=(3, 4))
     X = np.hstack([centers[labels] + rng.normal(size=(60, 4)), rng.normal(size=(60, 8))])
     return X, labels
+
+
+def run_engine(X, Z=None, seed=0, **settings):
+    """The engine's fit of preprocessed ``X`` with ``settings`` (a FitResult)."""
+    from causefs.engine import build_parts, run_cause_fs
+    from causefs.model.settings import Settings
+
+    parts = build_parts(Settings(**settings), seed, nuisance=Z is not None)
+    return run_cause_fs(X, parts, seed=seed, Z=Z)
+
+
+@pytest.fixture(scope="session")
+def fit_state():
+    """``fit_state(X, **settings)``: the final state of the engine's fit of ``X``."""
+    return lambda X, **settings: run_engine(X, **settings).state
+
+
+def weight(problem, name):
+    """A weight of the problem's objective, from the term that takes it (alpha, lam,
+    eps, beta; 0 for a term the objective does not have)."""
+    for term in problem.objective.terms:
+        if name in term.options():
+            return getattr(term, name)
+    return 0.0

@@ -5,7 +5,8 @@ import pytest
 
 from causefs import CauseFS
 from causefs.blocks import DecorrelationWeightsBlock, DensityRatioWeightsBlock
-from causefs.blocks.decorrelation_weights import decorrelation_loss, standardized
+from causefs.blocks.initialization.decorrelation_weights import decorrelation_loss
+from causefs.numerics.correlation import standardized
 
 
 def weighted_offdiag_sq(Z, w):
@@ -98,7 +99,7 @@ def test_schedules_fit_with_fixed_deconfounding_weights(blobs, schedule):
 
 
 def test_srdo_subsamples_pairs_reproducibly():
-    from causefs.blocks.density_ratio_weights import feature_pairs
+    from causefs.blocks.initialization.density_ratio_weights import feature_pairs
 
     j, k = feature_pairs(5, 100, np.random.default_rng(0))
     assert j.size == 10 and np.all(j < k)

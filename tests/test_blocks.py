@@ -4,19 +4,19 @@ import numpy as np
 import pytest
 
 from causefs.blocks import Block, SelectionMatrixBlock
-from causefs.engine import build_block
-from causefs.model.settings import DEFAULTS
+from causefs.engine import build_part
 from causefs.model.objective import objective
+from causefs.model.settings import DEFAULTS
 from causefs.plugins import available, get_block
 from causefs.qp.projected_gradient import ProjectedGradientBackend
 from causefs.testing import check_block, check_step, states
 from hypothesis import given, settings
 
-RESOURCES = {"qp": ProjectedGradientBackend(rtol=1e-12), "seed": 0}
+RESOURCES = {"qp": ProjectedGradientBackend(rtol=1e-12), "seed": 0, "n_selected": None}
 
 
 def make(name, **options):
-    return build_block({"name": name, **options}, DEFAULTS, RESOURCES)
+    return build_part("block", {"name": name, **options}, DEFAULTS, RESOURCES)
 
 
 @pytest.mark.parametrize("name", available("block"))

@@ -71,7 +71,7 @@ def test_renaming_a_registered_schedule_is_refused():
     renamed = composed("schedule.name=my_schedule").schedule
     assert make_method(composed("schedule.name=my_schedule")).options()["schedule"] == \
         {**dict(renamed), "init": list(renamed.init), "loop": list(renamed.loop),
-         "params": {}}
+         "terms": list(renamed.terms), "stopping": list(renamed.stopping)}
 
 
 @pytest.mark.parametrize("schedule, kernel, qp", list(itertools.product(*GROUPS.values())))

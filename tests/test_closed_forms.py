@@ -10,13 +10,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from causefs.blocks import EmbeddingBlock
-from causefs.blocks.sample_weights import granular_hessian, sample_weight_qp
-from causefs.blocks.selection_matrix import irls_weights, selection_system
-from causefs.blocks.spectral_embedding import smallest_eigenvectors
+from causefs.blocks.descent.sample_weights import sample_weight_qp
+from causefs.blocks.initialization.spectral_embedding import smallest_eigenvectors
+from causefs.model.objective import objective
+from causefs.model.subproblems import SelectionSystem
 from causefs.numerics.adaptive_graphs import adaptive_graph, adaptive_neighbors
 from causefs.numerics.laplacian import laplacian_quadratic
-from causefs.model.objective import objective
+from causefs.terms import GranularGraphsTerm
+from causefs.terms.granular_graphs import granular_hessian
+from causefs.terms.sparsity import irls_weights
 from causefs.testing import random_graph, states
+from conftest import weight
+
+
+def w_system(state):
+    """The W subproblem of the state's objective: A, B of eq. W.3."""
+    system = state.problem.objective.subproblem(SelectionSystem, state, "W")
+    return system.matrix(), system.rhs(system.weighted_data())
 
 SETTINGS = settings(max_examples=20)  # the rest from the loaded profile (conftest.py)
 
@@ -72,17 +82,18 @@ def test_duplicate_points_fall_back_to_uniform_weights():
 def test_w_system_minimizes_the_quadratic_surrogate(state):
     """eq. W.3 solves min Tr(W'VW) + alpha ||X~W - F||^2 + lam Tr(W'DW) (cvxpy)."""
     p = state.problem
-    D = irls_weights(state.W, p.eps)
-    A, B = selection_system(state, D)
+    alpha, lam = weight(p, "alpha"), weight(p, "lam")
+    D = irls_weights(state.W, weight(p, "eps"))
+    A, B = w_system(state)
     W = np.linalg.solve(A, B)
-    Xt = state.mu[:, None] * state.X  # X - Z Theta when Z is given
-    V = A - p.alpha * Xt.T @ Xt - np.diag(p.lam * D)  # the granular graph part, PSD
+    Xt = state.mu[:, None] * state.X_adjusted  # X - Z Theta when Z is given
+    V = A - alpha * Xt.T @ Xt - np.diag(lam * D)  # the granular graph part, PSD
     values, vectors = np.linalg.eigh(0.5 * (V + V.T))
     R = np.sqrt(np.clip(values, 0, None))[:, None] * vectors.T  # V = R'R
 
     def surrogate(M, square=np.square, total=np.sum, times=np.multiply):
-        return (total(square(R @ M)) + p.alpha * total(square(Xt @ M - state.F))
-                + p.lam * total(times(np.repeat(D[:, None], M.shape[1], 1), square(M))))
+        return (total(square(R @ M)) + alpha * total(square(Xt @ M - state.F))
+                + lam * total(times(np.repeat(D[:, None], M.shape[1], 1), square(M))))
 
     M = cp.Variable(W.shape)
     problem = cp.Problem(cp.Minimize(surrogate(M, cp.square, cp.sum, cp.multiply)))
@@ -93,12 +104,12 @@ def test_w_system_minimizes_the_quadratic_surrogate(state):
 @SETTINGS
 @given(states())
 def test_granular_graph_part_of_w_system_is_the_graph_term(state):
-    """Tr(W' V W) with V from the system equals the granular graph smoothness term."""
-    p = state.problem
-    D = np.zeros(p.n_features)
-    A, _ = selection_system(state, D)
-    Xt = state.mu[:, None] * state.X  # X - Z Theta when Z is given
-    V = A - p.alpha * Xt.T @ Xt
+    """Tr(W' V W) with V from the term's part of the system equals the granular graph
+    smoothness term."""
+    system = SelectionSystem(state)
+    GranularGraphsTerm().add_to_selection_system(state, system)
+    V = system.matrix()
+    Xt = state.mu[:, None] * state.X_adjusted  # X - Z Theta when Z is given
     expected = sum(
         laplacian_quadratic(S, Xt[:, state.groups == m] @ state.W[state.groups == m])
         for m, S in enumerate(state.S))
@@ -127,17 +138,16 @@ def test_gpi_keeps_f_orthonormal(state):
 
 def test_gpi_reaches_a_stationary_point(blobs):
     """At GPI's fixed point F'grad is symmetric (first-order optimality on F'F = I)."""
-    from causefs.engine import run_cause_fs
-    from causefs.model.settings import Settings
     from causefs.numerics.laplacian import laplacian_matmul
     from causefs.numerics.scaling import scale_features
+    from conftest import run_engine
 
     X = scale_features(blobs[0])
-    state = run_cause_fs(X, Settings(n_clusters=3, lam=0.1, max_iter=2)).state
-    p = state.problem
+    state = run_engine(X, n_clusters=3, lam=0.1, max_iter=2).state
+    alpha = weight(state.problem, "alpha")
     F = EmbeddingBlock(max_iter=20000, tol=1e-15).step(state).F
-    gradient = 2 * (p.alpha * F + laplacian_matmul(state.G, F)) - 2 * p.alpha * (
-        state.mu[:, None] * (state.X @ state.W))
+    gradient = 2 * (alpha * F + laplacian_matmul(state.G, F)) - 2 * alpha * (
+        state.mu[:, None] * (state.X_adjusted @ state.W))
     M = F.T @ gradient
     assert np.abs(M - M.T).max() <= 1e-6 * np.abs(M).max()
 
@@ -168,7 +178,7 @@ def test_sparse_spectral_embedding_matches_dense_eigenvectors(monkeypatch, separ
 def test_granular_hessian_is_the_graph_term_in_mu(state):
     H = granular_hessian(state)
     expected = sum(
-        laplacian_quadratic(S, state.mu[:, None] * (state.X[:, state.groups == m] @ state.W[state.groups == m]))
+        laplacian_quadratic(S, state.mu[:, None] * (state.X_adjusted[:, state.groups == m] @ state.W[state.groups == m]))
         for m, S in enumerate(state.S))
     assert state.mu @ (H @ state.mu) == pytest.approx(expected, rel=1e-8, abs=1e-14)
 
@@ -177,26 +187,19 @@ def test_granular_hessian_is_the_graph_term_in_mu(state):
 @given(states(max_samples=20, min_features=3, max_features=40))
 def test_dual_w_system_equals_the_primal(state):
     """The n x n Woodbury form of eq. W.3 gives the d x d solution."""
-    from causefs.blocks.selection_matrix import solve_selection_matrix
-
-    D = irls_weights(state.W, state.problem.eps)
-    primal = solve_selection_matrix(state, D, "primal")
-    dual = solve_selection_matrix(state, D, "dual")
+    system = state.problem.objective.subproblem(SelectionSystem, state, "W")
+    primal, dual = system.solve("primal"), system.solve("dual")
     assert np.allclose(dual, primal, rtol=1e-6, atol=1e-9 * np.abs(primal).max())
 
 
 def test_dual_w_system_without_granular_graphs(blobs):
-    from causefs.blocks.selection_matrix import solve_selection_matrix
-    from causefs.engine import run_cause_fs
-    from causefs.model.settings import Settings
     from causefs.numerics.scaling import scale_features
+    from conftest import run_engine
 
-    settings = Settings(n_clusters=3, beta=1e-3, lam=0.1, n_neighbors=3,
-                        schedule="ablation_II", max_iter=1)
-    state = run_cause_fs(scale_features(blobs[0][:20]), settings).state
-    D = irls_weights(state.W, 1e-8)
-    assert np.allclose(solve_selection_matrix(state, D, "dual"),
-                       solve_selection_matrix(state, D, "primal"), rtol=1e-7, atol=1e-12)
+    state = run_engine(scale_features(blobs[0][:20]), n_clusters=3, beta=1e-3, lam=0.1,
+                       n_neighbors=3, schedule="ablation_II", max_iter=1).state
+    system = state.problem.objective.subproblem(SelectionSystem, state, "W")
+    assert np.allclose(system.solve("dual"), system.solve("primal"), rtol=1e-7, atol=1e-12)
 
 
 def test_a_fresh_approximate_search_finds_the_exact_neighbours():

@@ -76,8 +76,10 @@ BEFORE_ANY_DATA = {
     "method.sigma=2": "method.sigma=2: must be a real number >= 0 and <= 1",
     "method.max_treatments=0": "method.max_treatments=0: must be None or 'auto' or",
     "+method.foo=1": "method.foo: not an option of CAUSE-FS here",
+    "schedule.name=mine +schedule.setting_defaults.alpha=-5":
+        "schedule.setting_defaults.alpha=-5: must be a real number > 0",
     "schedule.name=mine +schedule.params.alpha=-5":
-        "schedule.params.alpha=-5: must be a real number > 0",
+        "schedule.params: schedules name their settings' defaults under 'setting_defaults'",
     "result_file=''": "result_file=''",
     "result_file=out/": "result_file='out/'",
     "store.enabled=yes": "store.enabled='yes'",
@@ -106,14 +108,17 @@ BEFORE_ANY_DATA = {
     "kernel=rbf kernel.exact_budget=-1": "kernel.exact_budget=-1: must be a real number >= 0",
     "qp.rtol=-1": "qp.rtol=-1: must be a real number >= 0",
     "qp.max_iter=abc": "qp.max_iter='abc': must be an integer",
-    "qp=projected_gradient qp.patience=0": "qp.patience=0: must be an integer >= 1",
+    "qp=projected_gradient qp.stall_iter=0": "qp.stall_iter=0: must be an integer >= 1",
     "qp=cvxpy qp.solver=SCIPY": "qp.solver='SCIPY': must be one of",
     "schedule.name=mine schedule.loop=[selection_matrix,{name:embedding,max_iter:-1}]":
         "schedule.embedding.max_iter=-1: must be an integer >= 0",
     "schedule.name=mine schedule.loop=[selection_matrix,{name:confounders,irrelevant_tol:2}]":
         "schedule.confounders.irrelevant_tol=2: must be a real number >= 0 and <= 1",
     "schedule.name=mine schedule.loop=[selection_matrix,{name:sample_weights,qp:abc}]":
-        "schedule.sample_weights.qp='abc': must be a QP backend",
+        "schedule.sample_weights.qp: qp is a setting; a schedule supplies a setting's "
+        "default in its 'setting_defaults'",
+    "schedule.name=mine schedule.terms=[regression,nope]":
+        "schedule: term='nope': must be one of",
     "data_dir=[a]": "data_dir=['a']: must be None or a directory path",
     "dataset=file dataset.path=": "dataset.path='': must be a file path",
     "result_file=../escape.json": "result_file='../escape.json': must be a file name inside",

@@ -9,13 +9,16 @@ import pytest
 from causefs import CauseFS
 from causefs.blocks import Block
 from causefs.core.contracts import BlockContractError, DescentWarning, NonFiniteError
-from causefs.engine import balance_of, build_blocks, resolve_schedule
+from causefs.core.schedule import ScheduleError
+from causefs.engine import balance_of, build_part, resolve_schedule
 from causefs.kernels import LinearKernel
+from causefs.model.objective import ObjectiveValue
 from causefs.model.settings import DEFAULTS
-from causefs.model.objective import CauseFSObjective, ObjectiveValue
-from causefs.model.treatment_coding import treatment_coding
+from causefs.model.treatments import treatment_coding
+from causefs.plugins import parts
+from causefs.testing import cause_fs_objective
 from causefs.numerics.scaling import scale_features
-from causefs.core.scheduler import run_schedule
+from causefs.core.loop import run_schedule
 from causefs.core.state import State
 from causefs.model.problem import Problem
 
@@ -36,17 +39,29 @@ class OwnSigma(Block):
         return state
 
 
-def test_options_reach_only_blocks_that_declare_them(monkeypatch):
-    monkeypatch.setattr("causefs.engine.get_block", lambda name: Declares if name == "declares"
-                        else OwnSigma)
+class Declares(OwnSigma):
+    requires = ("sigma",)
 
-    class Declares(OwnSigma):
-        requires = ("sigma",)
 
+class TwoBlocks:
+    """A registry that knows OwnSigma and Declares only."""
+
+    def get(self, kind, name):
+        return Declares if name == "declares" else OwnSigma
+
+
+def test_options_reach_only_blocks_that_declare_them():
     settings = DEFAULTS.replace(sigma=0.2, max_granularity=3)
-    assert build_blocks(["own_sigma"], settings, {})[0].sigma == 0.5
-    assert build_blocks(["declares"], settings, {})[0].sigma == 0.2
-    assert build_blocks([{"name": "declares", "sigma": 0.9}], settings, {})[0].sigma == 0.9
+
+    def build(entry):
+        return build_part("block", entry, settings, {}, TwoBlocks())
+
+    assert build("own_sigma").sigma == 0.5
+    assert build({"name": "own_sigma", "sigma": 0.9}).sigma == 0.9  # its own option
+    assert build("declares").sigma == 0.2
+    # a schedule entry may not replace a setting: the settings are decided once
+    with pytest.raises(ScheduleError, match="schedule.declares.sigma: sigma is a setting"):
+        build({"name": "declares", "sigma": 0.9})
 
 
 def test_a_requirement_must_be_a_constructor_argument_the_engine_provides(monkeypatch):
@@ -78,24 +93,27 @@ def test_builtin_blocks_get_the_estimator_settings(blobs):
 
 def problem_of(X, beta=1e-3):
     X = scale_features(X)
-    return Problem(X=X, coding=treatment_coding(X), n_clusters=3, beta=beta, lam=0.1,
-                   n_neighbors=5, sample_weights="mean_one", balance=balance_of(LinearKernel()))
+    return Problem(X=X, coding=treatment_coding(X), n_clusters=3,
+                   objective=cause_fs_objective(beta=beta, lam=0.1), n_neighbors=5,
+                   sample_weights="mean_one", balance=balance_of(LinearKernel()),
+                   fields=parts().fields)
 
 
 def initialized(blobs, beta=0.0):
     state = State(problem_of(blobs[0], beta))
-    for block in build_blocks(INIT, DEFAULTS, {}):
-        state = block.step(state)
+    for entry in INIT:
+        state = build_part("block", entry, DEFAULTS, {}).step(state)
     return state
 
 
 def broken_block(step, kind="descent", writes=("W",)):
+    """A block that breaks its contract; a descent one claims to lower any objective."""
     return type("Broken", (Block,), {"name": "broken", "kind": kind, "reads": ("W",),
-                                     "writes": writes, "step": step})()
+                                     "writes": writes, "derived_for": "*", "step": step})()
 
 
 def run(state, block, check):
-    return run_schedule(state, [], [block], objective=CauseFSObjective(), max_iter=1,
+    return run_schedule(state, [], [block], objective=state.problem.objective, max_iter=1,
                         check=check)
 
 
@@ -131,8 +149,7 @@ def test_strict_leaves_correct_schedules_alone(blobs):
 class SquaredNorm:
     """A loss that is not CAUSE-FS's: the scheduler must not care."""
 
-    def needs(self, problem):
-        return ("W",)
+    needs = ("W",)
 
     def __call__(self, state, cache=None):
         value = float(np.sum(state.W ** 2))
@@ -151,7 +168,7 @@ class Halve(Block):
 
 def test_the_scheduler_minimizes_whatever_objective_it_is_given(blobs):
     state = initialized(blobs).replace(F=None, mu=None)  # what J needs, SquaredNorm does not
-    result = run_schedule(state, [], [Halve()], objective=SquaredNorm(), max_iter=5, tol=0.0,
+    result = run_schedule(state, [], [Halve()], objective=SquaredNorm(), max_iter=5,
                           check="strict")
     history = np.asarray(result.history)
     np.testing.assert_allclose(history[1:] / history[:-1], 0.25)
@@ -196,7 +213,7 @@ def test_declared_writes_left_unset_are_named_at_every_level(blobs, check):
 
 @pytest.mark.parametrize("field", ["W", "F", "S"])
 def test_a_write_of_the_wrong_shape_is_named_with_its_block(blobs, field):
-    """A block that writes a variable in another shape than STATE_FIELDS gives it (here
+    """A block that writes a variable in another shape than its field declares (here
     one sample or one column short) is named, not the objective or a later block that
     trips over it."""
     n, d, h = blobs[0].shape[0], blobs[0].shape[1], 3
@@ -209,7 +226,7 @@ def test_a_write_of_the_wrong_shape_is_named_with_its_block(blobs, field):
 
     kind = "structural" if field == "S" else "descent"
     bent = type("Bent", (Block,), {"name": "bent", "kind": kind, "reads": (field,),
-                                   "writes": (field,), "step": step})()
+                                   "writes": (field,), "derived_for": "*", "step": step})()
     with pytest.raises(BlockContractError, match=rf"block 'bent' .iteration 1. wrote "
                                                  rf"'{field}' of shape .*must be "
                                                  rf"{re.escape(str(expected))}"):
@@ -233,7 +250,7 @@ def poisoned(field, iteration=2):
 
     return type("Poison", (Block,), {"name": f"nan_{field}", "kind": "descent",
                                      "reads": (field,), "writes": (field,), "calls": 0,
-                                     "step": step})()
+                                     "derived_for": "*", "step": step})()
 
 
 @pytest.mark.parametrize("field", ["F", "mu", "G", "W"])
@@ -250,7 +267,7 @@ def test_a_nan_written_mid_fit_is_named_with_its_block(blobs, field, check):
 def test_a_rise_of_the_objective_is_a_warning_naming_the_block_by_default(blobs):
     """At the default level a descent block that raises J (here by a factor of 300 on W)
     is reported once, naming the block; strict refuses it."""
-    up = broken_block(lambda self, s: s.replace(W=s.W * 300.0), writes=("W", "D"))
+    up = broken_block(lambda self, s: s.replace(W=s.W * 300.0))
     with pytest.warns(DescentWarning, match=r"descent block 'broken' .iteration 1. raised the "
                                             "objective") as caught:
         with_block(up).fit(blobs[0])
@@ -284,7 +301,7 @@ def test_a_loop_without_a_descent_block_is_refused_before_the_fit(blobs, monkeyp
 def test_check_block_names_a_block_that_writes_nothing():
     from causefs.testing import check_block
 
-    lazy = broken_block(lambda self, s: s.replace(W=None), writes=("W", "D"))
-    with pytest.raises(AssertionError, match=r"block 'broken' declares writes \('W', 'D'\) "
+    lazy = broken_block(lambda self, s: s.replace(W=None), writes=("W", "F"))
+    with pytest.raises(AssertionError, match=r"block 'broken' declares writes \('W', 'F'\) "
                                              r"but left \['W'\] unset"):
         check_block(lazy, max_examples=3)

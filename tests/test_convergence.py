@@ -9,8 +9,8 @@ from sklearn.exceptions import ConvergenceWarning
 from causefs import CauseFS
 from causefs.blocks import Block
 from causefs.core.convergence import ObjectiveChange
-from causefs.core.scheduler import run_schedule
-from causefs.core.state import State
+from causefs.core.loop import run_schedule
+from causefs.core.state import Field, State
 from causefs.model.objective import ObjectiveValue
 from causefs.model.stopping import SelectionStable
 
@@ -24,22 +24,30 @@ def test_objective_change_compares_consecutive_iterations():
     assert rule.met([10.0, 9.0, 8.9995, 8.9994, 8.9993], None)
 
 
+class _Toy:
+    """A problem of one variable: the scheduler knows no model."""
+
+    fields = {"W": Field("W", doc="a matrix")}
+
+
 def _state_with_scores(scores):
     """A state whose W rows have the given norms."""
     W = np.zeros((len(scores), 2))
     W[:, 0] = scores
-    return State(problem=None, W=W)
+    return State(_Toy(), W=W)
 
 
 def test_selection_stable_counts_iterations_with_the_same_top_k():
-    rule = SelectionStable(k=2, patience=3)
+    rule = SelectionStable(n_selected=2, patience=3)
     # top-2 by |W_f|, ties by the smaller index, computed here by hand
     sequence = [[5, 4, 1, 0], [5, 4, 3, 0], [1, 4, 5, 0], [4, 0, 5, 0], [9, 8, 7, 0]]
     tops = [frozenset(sorted(range(4), key=lambda f: (-s[f], f))[:2]) for s in sequence]
     assert tops == [{0, 1}, {0, 1}, {1, 2}, {0, 2}, {0, 1}]
     met = [rule.met([], _state_with_scores(s)) for s in sequence]
     assert met == [False, False, False, False, False]
-    steady = SelectionStable(k=2, patience=3)
+    steady = SelectionStable(n_selected=2, patience=3)
+    off = SelectionStable(n_selected=2, patience=None)  # no patience: never met
+    assert not any(off.met([], _state_with_scores([3, 2, 1, 0])) for _ in range(5))
     assert [steady.met([], _state_with_scores([3, 2, 1, 0])) for _ in range(4)] == \
         [False, False, True, True]
 
@@ -74,8 +82,7 @@ class _Shrink(Block):
 class _Norm:
     """J = ||W||^2 (a generic objective for the scheduler)."""
 
-    def needs(self, problem):
-        return ("W",)
+    needs = ("W",)
 
     def __call__(self, state, cache=None):
         value = float(np.sum(state.W ** 2))
@@ -84,9 +91,9 @@ class _Norm:
 
 def _run(structure_iter, stopping=(), tol=0.0, max_iter=8):
     counting = _Counting()
-    state = State(problem=None, W=np.ones((3, 2)))
+    state = State(_Toy(), W=np.ones((3, 2)))
     result = run_schedule(state, [], [_Shrink(), counting], objective=_Norm(),
-                          max_iter=max_iter, tol=tol, stopping=stopping,
+                          max_iter=max_iter, stopping=[ObjectiveChange(tol), *stopping],
                           structure_iter=structure_iter)
     return result, counting.steps
 
@@ -106,7 +113,8 @@ def test_the_paper_loop_runs_the_structure_every_iteration():
 def test_a_rule_met_freezes_the_structure_then_stops_the_loop():
     """The first time a rule is met the structure freezes and the rules start over; the
     next time, the loop stops and names the rule."""
-    result, steps = _run(structure_iter=100, stopping=[SelectionStable(k=1, patience=2)])
+    result, steps = _run(structure_iter=100,
+                         stopping=[SelectionStable(n_selected=1, patience=2)])
     # the top-1 feature never changes: met after iteration 2 (freeze), again after 4
     assert steps == 2 and result.structure_frozen_at == 2
     assert result.n_iter == 4 and result.converged
@@ -114,13 +122,13 @@ def test_a_rule_met_freezes_the_structure_then_stops_the_loop():
 
 
 def test_without_structural_blocks_the_first_rule_met_stops():
-    state = State(problem=None, W=np.ones((3, 2)))
-    result = run_schedule(state, [], [_Shrink()], objective=_Norm(), max_iter=50, tol=0.3,
-                          structure_iter=3)
+    state = State(_Toy(), W=np.ones((3, 2)))
+    result = run_schedule(state, [], [_Shrink()], objective=_Norm(), max_iter=50,
+                          stopping=[ObjectiveChange(0.3)], structure_iter=3)
     # J = 6 / 4**t: relative change 0.75 > tol always... with tol 0.3 never met
     assert result.n_iter == 50 and not result.converged
-    result = run_schedule(state, [], [_Shrink()], objective=_Norm(), max_iter=50, tol=0.8,
-                          structure_iter=3)
+    result = run_schedule(state, [], [_Shrink()], objective=_Norm(), max_iter=50,
+                          stopping=[ObjectiveChange(0.8)], structure_iter=3)
     assert result.n_iter == 1 and result.converged and result.structure_frozen_at is None
 
 

@@ -7,7 +7,7 @@ from causefs import CauseFS
 from causefs.model.diagnostics import effective_sample_size, treatment_imbalance, weight_diagnostics
 from causefs.engine import balance_of
 from causefs.kernels import LinearKernel
-from causefs.model.treatment_coding import treatment_coding
+from causefs.model.treatments import treatment_coding
 from causefs.core.state import State
 from causefs.model.problem import Problem
 

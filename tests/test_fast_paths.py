@@ -15,10 +15,11 @@ from sklearn.metrics import calinski_harabasz_score
 
 from causefs import CauseFS
 from causefs.blocks import ConfoundersBlock, GranularGraphsBlock, SampleWeightsBlock
-from causefs.blocks.embedding import polar_factor
-from causefs.blocks.sample_weights import sample_weight_qp
+from causefs.blocks.descent.embedding import polar_factor
+from causefs.blocks.descent.sample_weights import sample_weight_qp
 from causefs.numerics.feature_clustering import calinski_harabasz, ward_tree_1d
-from causefs.engine import estimate, resolve_qp, run_cause_fs
+from causefs.engine import estimate, resolve_qp
+from conftest import run_engine
 from causefs.model.settings import Settings
 from causefs.estimator import LongFitWarning
 from causefs.numerics.adaptive_graphs import adaptive_graph
@@ -98,10 +99,16 @@ def _state(X, **problem):
     from causefs.engine import balance_of
     from causefs.kernels import LinearKernel
     from causefs.model.problem import Problem
-    from causefs.model.treatment_coding import treatment_coding
+    from causefs.model.treatments import treatment_coding
 
-    params = dict(n_clusters=3, alpha=1.0, beta=1e-2, lam=0.1, n_neighbors=5,
-                  sample_weights="mean_one", balance=balance_of(LinearKernel()))
+    from causefs.plugins import parts
+    from causefs.testing import cause_fs_objective
+
+    weights = {key: problem.pop(key) for key in ("alpha", "beta", "lam") if key in problem}
+    params = dict(n_clusters=3, n_neighbors=5, sample_weights="mean_one",
+                  balance=balance_of(LinearKernel()), fields=parts().fields,
+                  objective=cause_fs_objective(**{"alpha": 1.0, "beta": 1e-2, "lam": 0.1,
+                                                  **weights}))
     params.update(problem)
     return State(Problem(X=X, coding=treatment_coding(X), **params))
 
@@ -123,8 +130,8 @@ def test_refine_neighbours_recovers_the_exact_knn():
 def test_approximate_granular_graphs_still_descend(blobs):
     """The S block with the warm-started search: J (gamma substituted) never rises."""
     X = scale_features(blobs[0])
-    result = run_cause_fs(X, Settings(n_clusters=3, beta=1e-3, lam=0.1, max_iter=2,
-                                      neighbor_algorithm="approximate"))
+    result = run_engine(X, n_clusters=3, beta=1e-3, lam=0.1, max_iter=2,
+                        neighbor_algorithm="approximate")
     state = result.state
     for _ in range(3):
         state = check_step(GranularGraphsBlock(neighbor_algorithm="approximate"), state)
@@ -134,7 +141,7 @@ def test_budgeted_float32_solve_reaches_the_exact_optimum(blobs):
     """With enough products the float32 solve with the float64 gradient shift finds the
     float64 optimum; with a small budget it never does worse than the warm start."""
     X = scale_features(blobs[0])
-    state = run_cause_fs(X, Settings(n_clusters=3, beta=1e-1, lam=0.1, max_iter=1)).state
+    state = run_engine(X, n_clusters=3, beta=1e-1, lam=0.1, max_iter=1).state
     qp = sample_weight_qp(state)
     exact = resolve_qp({"name": "gradient_projection_cg", "rtol": 1e-14,
                         "max_iter": 100_000}).solve(qp, state.mu).value
@@ -214,7 +221,7 @@ def test_granularity_rebuilds_only_the_graphs_of_changed_groups(blobs):
     from causefs.blocks import GranularityBlock
 
     X = scale_features(blobs[0])
-    state = run_cause_fs(X, Settings(n_clusters=3, beta=1e-3, lam=0.1, max_iter=1)).state
+    state = run_engine(X, n_clusters=3, beta=1e-3, lam=0.1, max_iter=1).state
     block = GranularityBlock(max_granularity=3)
     once = block.step(state)
     again = block.step(once)  # same W: the same groups, every graph kept
@@ -272,6 +279,7 @@ def test_a_long_block_is_logged_while_it_runs(caplog, monkeypatch, blobs):
 
     class Slow(Block):
         name, kind, reads, writes = "slow", "descent", ("W",), ("W",)
+        derived_for = "*"  # it changes nothing
 
         def step(self, state):
             time.sleep(1.5)

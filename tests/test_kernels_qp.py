@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from causefs.blocks.sample_weights import sample_weight_qp
+from causefs.blocks.descent.sample_weights import sample_weight_qp
 from causefs import CauseFS
 from causefs.datasets import make_causal
 from causefs.kernels import GramBalance, LinearKernel, RBFKernel, with_balance_form
 from causefs.plugins import available, make_kernel, make_qp_backend
-from causefs.model.treatment_coding import treatment_coding
+from causefs.model.treatments import treatment_coding
 from causefs.qp import project_simplex
 from causefs.testing import check_kernel, check_qp_backend, states
 
@@ -23,7 +23,7 @@ def test_kernel_contract(name, options):
 
 
 def test_linear_kernel_matches_the_mmd_definition():
-    """v'Hv = sum_r || sum_i v_i a_ri z_i^r ||^2 with z^r = x[K[:, r]] (eq. 3.2, linear)."""
+    """v'Hv = sum_r || sum_i v_i a_ri x_i[K_r] ||^2, K_r = K[:, r] (eq. 3.2, linear)."""
     rng = np.random.default_rng(1)
     X = rng.random((15, 6))
     coding = treatment_coding(X)

@@ -16,7 +16,7 @@ RANKS = {
     "_version": 0, "core": 0,
     "numerics": 1, "datasets": 1,
     "model": 2,
-    "budget": 3,
+    "budget": 3, "terms": 3,
     "kernels": 4, "qp": 4,
     "blocks": 5,
     "plugins": 6,

@@ -17,10 +17,10 @@ from causefs.core.state import State
 from causefs.core.validation import InvalidParameterError
 from causefs.datasets import make_shifted_clusters
 from causefs.estimator import NuisanceUnusedWarning
-from causefs.model.nuisance import code_nuisance
+from causefs.model.nuisance_coding import code_nuisance
 from causefs.model.problem import Problem
-from causefs.model.treatment_coding import treatment_coding
-from causefs.numerics.nuisance import conditional_kmeans, nuisance_regression
+from causefs.model.treatments import treatment_coding
+from causefs.numerics.nuisance_effects import conditional_kmeans, nuisance_regression
 
 
 # --- coding -------------------------------------------------------------------------
@@ -156,7 +156,7 @@ def test_centring_block_removes_the_environment_means():
     # X - Z Theta: every environment's mean moved to the overall mean, up to the
     # shrinkage (1 - 1/F, F > 100 here) of a shift of 1 to 2
     before = np.stack([X[labels == level].mean(axis=0) for level in range(3)])
-    after = np.stack([new.X[labels == level].mean(axis=0) for level in range(3)])
+    after = np.stack([new.X_adjusted[labels == level].mean(axis=0) for level in range(3)])
     assert np.ptp(before, axis=0).min() > 1.5
     assert np.allclose(after, X.mean(axis=0), atol=0.03)
 

@@ -37,7 +37,7 @@ from causefs.qp.projected_gradient import ProjectedGradientBackend
     (GradientProjectionCGBackend, {"max_iter": 2.5}, "max_iter=2.5"),
     (GradientProjectionCGBackend, {"projection_steps": -1}, "projection_steps=-1"),
     (GradientProjectionCGBackend, {"cg_rtol": 1.5}, "cg_rtol=1.5"),
-    (ProjectedGradientBackend, {"patience": 0}, "patience=0"),
+    (ProjectedGradientBackend, {"stall_iter": 0}, "stall_iter=0"),
     (ProjectedGradientBackend, {"max_iter": "x"}, "max_iter='x'"),
     (CvxpyBackend, {"solver": "SCIPY"}, "solver='SCIPY': must be one of"),  # an LP solver
     (CvxpyBackend, {"solver_options": 5}, "solver_options=5: must be"),

@@ -29,11 +29,13 @@ class RecenterEmbedding(Block):
 
     name = "recenter_embedding"
     kind = "descent"
-    reads = ("X", "mu", "W", "F")
+    reads = ("X_adjusted", "mu", "W", "F")
     writes = ("F",)
+    derived_for = ("regression", "fused_smoothness")
 
     def step(self, state):
-        alignment = np.einsum("ic,ic->c", state.F, state.mu[:, None] * (state.X @ state.W))
+        alignment = np.einsum("ic,ic->c", state.F,
+                              state.mu[:, None] * (state.X_adjusted @ state.W))
         return state.replace(F=state.F * np.where(alignment < 0, -1.0, 1.0))
 
 
@@ -62,10 +64,19 @@ class FirstFeatures(AllFeatures):
 
 class ThirdParty:
     @hookimpl
-    def causefs_register_parts(self, registry):
+    def causefs_register_blocks(self, registry):
         registry.add_block(RecenterEmbedding)
+
+    @hookimpl
+    def causefs_register_kernels(self, registry):
         registry.add_kernel(ScaledLinearKernel)
+
+    @hookimpl
+    def causefs_register_qp_backends(self, registry):
         registry.add_qp_backend(WarmStartOnly)
+
+    @hookimpl
+    def causefs_register_schedules(self, registry):
         registry.add_schedule({"name": "with_recenter",
                                "init": ["uniform_weights", "initial_confounders",
                                         "initial_fused_graph", "spectral_embedding",
@@ -127,7 +138,7 @@ def test_duplicate_names_name_both_plugins():
 
     class Clash:
         @hookimpl
-        def causefs_register_parts(self, registry):
+        def causefs_register_kernels(self, registry):
             registry.add_kernel(Linear2)
 
     message = registered(Clash())
@@ -143,12 +154,14 @@ def test_the_registry_validates_what_a_plugin_adds():
     class NotAKernel:
         name = "not_a_kernel"
 
+    hooks = {"add_kernel": "causefs_register_kernels", "add_block": "causefs_register_blocks",
+             "add_schedule": "causefs_register_schedules"}
+
     def plugin_adding(method, piece):
-        class Adds:
-            @hookimpl
-            def causefs_register_parts(self, registry):
-                getattr(registry, method)(piece)
-        return Adds()
+        def add(self, registry):
+            getattr(registry, method)(piece)
+        add.__name__ = hooks[method]
+        return type("Adds", (), {hooks[method]: hookimpl(add)})()
 
     assert "is a subclass of causefs.kernels.base.Kernel" in \
         registered(plugin_adding("add_kernel", NotAKernel))
@@ -164,7 +177,7 @@ def test_the_registry_validates_what_a_plugin_adds():
 def test_a_misspelled_hook_is_an_error_not_ignored():
     class Misspelled:
         @hookimpl
-        def causefs_register_kernels(self, registry):
+        def causefs_register_kernel(self, registry):
             pass
 
     with pytest.raises(pluggy.PluginValidationError, match="unknown hook 'causefs_register_kern"):
@@ -173,7 +186,8 @@ def test_a_misspelled_hook_is_an_error_not_ignored():
 
 
 def test_unknown_kind():
-    with pytest.raises(ValueError, match="kind='solver': must be one of 'block', 'kernel', 'qp', 'schedule'"):
+    with pytest.raises(ValueError, match="kind='solver': must be one of 'block', 'field', "
+                                         "'kernel', 'qp', 'schedule', 'stopping_rule', 'term'"):
         available("solver")
 
 
@@ -193,7 +207,7 @@ INSTALLED_PLUGIN = {
             name = "entry_kernel"
 
         @hookimpl
-        def causefs_register_parts(registry):
+        def causefs_register_kernels(registry):
             registry.add_kernel(EntryKernel)
         """,
     "entry_kernel-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: entry-kernel\nVersion: 1.0\n",
@@ -238,17 +252,42 @@ def test_every_import_of_the_plugin_layers_sits_at_the_top(package):
         assert not nested, f"{path.name} imports inside a function at lines {nested}"
 
 
-def test_a_plugin_view_files_under_its_plugin_and_leaves_the_registry_alone():
-    from causefs.plugins import PartRegistry
-    from causefs.kernels import LinearKernel
+def test_registries_belong_to_their_plugin_manager():
+    """A plugin manager of its own (no entry points) sees the built-ins and what is
+    registered on it, not what the process's manager has."""
+    from causefs.plugins import PartRegistry, PluginManager, plugin_manager
 
-    registry = PartRegistry()
-    view = registry.for_plugin("mine")
-    assert view is not registry and registry._plugin is None
-    view.add_kernel(LinearKernel)
-    assert registry.names("kernel") == ["linear"]  # the view adds to the registry ...
-    with pytest.raises(PluginError, match="'mine' .* and 'other'"):
-        registry.for_plugin("other").add_kernel(LinearKernel)  # ... naming both plugins
+    class Extra:
+        @hookimpl
+        def causefs_register_kernels(self, registry):
+            registry.add_kernel(ScaledLinearKernel)
+
+    own = PluginManager(load_entry_points=False)
+    own.add_plugin(Extra(), name="extra")
+    assert "scaled_linear" in own.registry(PartRegistry).names("kernel")
+    assert own.registry(PartRegistry).plugin_of("kernel", "scaled_linear") == "extra"
+    assert own.registry(PartRegistry).plugin_of("kernel", "linear") == "builtin"
+    assert "scaled_linear" not in plugin_manager().registry(PartRegistry).names("kernel")
+
+
+def test_hooks_are_called_through_pluggy_so_a_wrapper_sees_every_plugin():
+    """pluggy's hook callers run the hooks: a plugin's wrapper around a hook runs around
+    every implementation (here it counts the kernels the others add)."""
+    from causefs.plugins import PartRegistry, PluginManager
+
+    seen = []
+
+    class Counter:
+        @hookimpl(wrapper=True)
+        def causefs_register_kernels(self, registry):
+            before = len(registry.names("kernel"))
+            result = yield
+            seen.append(len(registry.names("kernel")) - before)
+            return result
+
+    own = PluginManager(load_entry_points=False)
+    own.add_plugin(Counter(), name="counter")
+    assert own.registry(PartRegistry).names("kernel") == ["linear", "rbf"] and seen == [2]
 
 
 #: installed plugins that fail in every way a careless author could make them fail
@@ -265,30 +304,44 @@ BROKEN_PLUGINS = {
             name = "linear"
 
         @hookimpl
-        def causefs_register_parts(registry):
+        def causefs_register_kernels(registry):
             registry.add_kernel(Dup)
         """, "two plugins provide a kernel named 'linear'"),
     "misspelled": ("""
         from causefs.plugins import hookimpl
 
         @hookimpl
-        def causefs_register_kernels(registry):
+        def causefs_register_kernel(registry):
             pass
-        """, "unknown hook 'causefs_register_kernels'"),
+        """, "unknown hook 'causefs_register_kernel'"),
     "hook_raises": ("""
         from causefs.plugins import hookimpl
 
         @hookimpl
-        def causefs_register_parts(registry):
+        def causefs_register_kernels(registry):
             raise ValueError("no parts today")
         """, "ValueError: no parts today"),
     "ghost_block": ("""
         from causefs.plugins import hookimpl
 
         @hookimpl
-        def causefs_register_parts(registry):
+        def causefs_register_schedules(registry):
             registry.add_schedule({"name": "ghost", "loop": ["no_such_block"]})
         """, "names block 'no_such_block', which no plugin registers"),
+    "ghost_field": ("""
+        from causefs.blocks import Block
+        from causefs.plugins import hookimpl
+
+        class Ghost(Block):
+            name, kind, reads, writes = "ghost", "structural", ("V",), ("V",)
+
+            def step(self, state):
+                return state
+
+        @hookimpl
+        def causefs_register_blocks(registry):
+            registry.add_block(Ghost)
+        """, "names fields ['V'] that no plugin declares"),
     "odd_default": ("""
         from causefs.kernels import LinearKernel
         from causefs.plugins import hookimpl
@@ -300,7 +353,7 @@ BROKEN_PLUGINS = {
                 self.thing = thing
 
         @hookimpl
-        def causefs_register_parts(registry):
+        def causefs_register_kernels(registry):
             registry.add_kernel(Odd)
         """, "whose option thing has a default that"),
 }

@@ -25,10 +25,13 @@ from causefs.blocks import (
     SelectionMatrixBlock,
 )
 from causefs.model.objective import objective
-from causefs.model.treatment_coding import treatment_coding
+from causefs.model.treatments import treatment_coding
 from causefs.qp.projected_gradient import ProjectedGradientBackend
+from causefs.model.subproblems import SelectionSystem
+from causefs.terms import SparsityTerm
 from causefs.testing import states
 from causefs.testing.strategies import random_data
+from conftest import run_engine, weight
 
 # ----------------------------------------------------- references (docs/MODEL.md) ----
 
@@ -65,13 +68,15 @@ def reference_treatment(X, rule="median", normalization="group"):
 def reference_terms(state):
     """Paper eq. 3.5 as docs/MODEL.md writes it, one term at a time, dense."""
     p = state.problem
+    alpha, lam, eps, beta = (weight(p, name) for name in ("alpha", "lam", "eps", "beta"))
     # the blocks fit X - Z Theta; the balance term stays that of X as given
-    X, W, F, mu = state.X, state.W, state.F, state.mu
+    X = p.X if state.Theta is None else p.X - p.Z @ state.Theta
+    W, F, mu = state.W, state.F, state.mu
     Xt = np.diag(mu) @ X
     terms = {
-        "regression": p.alpha * np.sum((Xt @ W - F) ** 2),
+        "regression": alpha * np.sum((Xt @ W - F) ** 2),
         "fused_smoothness": np.trace(F.T @ laplacian(state.G) @ F),
-        "sparsity": p.lam * sum(np.sqrt(W[f] @ W[f] + p.eps) for f in range(W.shape[0])),
+        "sparsity": lam * sum(np.sqrt(W[f] @ W[f] + eps) for f in range(W.shape[0])),
         "granular_graphs": 0.0,
         "fusion": sum(state.xi[j] * np.sum(dense(state.G)[:, j] ** 2) for j in range(len(mu))),
         "balance": 0.0,
@@ -82,12 +87,12 @@ def reference_terms(state):
         terms["granular_graphs"] += sum(gamma[j] * np.sum(dense(S)[:, j] ** 2)
                                         for j in range(len(mu)))
         terms["fusion"] -= state.nu[m] * np.sum(dense(state.G) * dense(S))
-    if p.beta != 0:
+    if beta != 0:
         for r in range(X.shape[1]):
-            Z = p.X[:, state.K[:, r]]  # z_i^r = x_i[K[:, r]]
+            V = p.X[:, state.K[:, r]]  # the values of r's confounders, x_i[K_r]
             a = p.coding[:, r]
-            kernel = Z @ Z.T  # linear kappa
-            terms["balance"] += p.beta * sum(mu[i] * mu[j] * a[i] * a[j] * kernel[i, j]
+            kernel = V @ V.T  # linear kappa
+            terms["balance"] += beta * sum(mu[i] * mu[j] * a[i] * a[j] * kernel[i, j]
                                              for i in range(len(mu)) for j in range(len(mu)))
     return terms
 
@@ -118,7 +123,7 @@ def reference_granular_graphs(state, groups, nu):
     """Paper eq. S.5: ``tau_ij = 1/2 ||mu_i x_i R_m W - mu_j x_j R_m W||^2 - nu_m G_ij``."""
     graphs = []
     for m in range(len(nu)):
-        Y = np.array([state.mu[i] * (state.X[i] * (groups == m)) @ state.W
+        Y = np.array([state.mu[i] * (state.X_adjusted[i] * (groups == m)) @ state.W
                       for i in range(state.problem.n_samples)])
         graphs.append(reference_adaptive(half_squared_distances(Y) - nu[m] * dense(state.G),
                                          state.problem.n_neighbors))
@@ -148,7 +153,7 @@ def reference_nu(W, groups):
 def reference_confounders(state, sigma, tol, correlation):
     """docs/MODEL.md: K[:, r] = all features minus r, minus the irrelevant U, minus the adjustment
     features (normalized correlation with r below sigma); only treatments have any."""
-    X, W = state.X, state.W
+    X, W = state.X_adjusted, state.W
     d = W.shape[0]
     contribution = np.array([W[f] @ W[f] for f in range(d)])
     irrelevant = contribution < tol * contribution.max()
@@ -213,10 +218,16 @@ def test_fused_graph_equals_the_closed_form(state):
 
 
 @given(states())
-def test_w_blocks_store_d_of_the_new_w(state):
-    for block in (SelectionMatrixBlock(), InitialSelectionBlock()):
-        new = block.step(state)
-        np.testing.assert_allclose(new.D, reference_D(new.W, state.problem.eps), rtol=1e-12)
+def test_the_l21_term_majorizes_with_d_at_the_current_w(state):
+    """The l2,1 term adds lam diag(D) to the W system with D at the W it starts from
+    (eq. W.2), D = I when there is none yet (the first solve, initial_selection)."""
+    term = SparsityTerm(lam=0.3, eps=1e-6)
+    for start, D in ((state, reference_D(state.W, 1e-6)),
+                     (state.replace(W=None), np.ones(state.problem.n_features))):
+        system = SelectionSystem(start)
+        term.add_to_selection_system(start, system)
+        np.testing.assert_allclose(np.diag(system.matrix()), 0.3 * D, rtol=1e-12)
+        assert np.count_nonzero(system.matrix() - np.diag(np.diag(system.matrix()))) == 0
 
 
 @given(states())
@@ -259,9 +270,9 @@ def test_initial_confounders_equal_the_reference(state, max_treatments, with_w):
     """The initial rule on the samples' axis: the treatments of largest variance (or
     ||W_f||), each confounded by every other feature."""
     if not with_w:
-        state = state.replace(W=None, D=None)
+        state = state.replace(W=None)
     new = InitialConfoundersBlock(max_treatments=max_treatments).step(state)
-    expected = reference_initial_confounders(state.X, state.problem.coding, state.W,
+    expected = reference_initial_confounders(state.X_adjusted, state.problem.coding, state.W,
                                              max_treatments)
     mismatch = np.argwhere(new.K != expected)
     assert not mismatch.size, f"K differs at (f, r) = {mismatch[:5].tolist()}"
@@ -350,12 +361,12 @@ def reference_j_of_mu(state, mu):
     ``beta sum_r ||Z_r' (a_r o mu)||^2`` with ``Z_r = X[:, K[:, r]]``."""
     p = state.problem
     Xt = mu[:, None] * p.X
-    value = p.alpha * np.sum((Xt @ state.W - state.F) ** 2)
+    value = weight(p, "alpha") * np.sum((Xt @ state.W - state.F) ** 2)
     for m, S in enumerate(state.S or ()):
         P = Xt @ ((state.groups == m)[:, None] * state.W)
         value += np.trace(P.T @ laplacian(S) @ P)
     for r in range(p.n_features):
-        value += p.beta * np.sum((p.X[:, state.K[:, r]].T @ (p.coding[:, r] * mu)) ** 2)
+        value += weight(p, "beta") * np.sum((p.X[:, state.K[:, r]].T @ (p.coding[:, r] * mu)) ** 2)
     return value
 
 
@@ -365,8 +376,6 @@ def test_the_float32_mu_model_has_the_exact_gradient_at_its_warm_start(blobs):
     model's gradient, taken from what the backend receives, against J's by central
     differences (exact for a quadratic); a shift built around another vector is off by
     float32 rounding (2e-7), which the float64 acceptance test cannot see."""
-    from causefs.engine import run_cause_fs
-    from causefs.model.settings import Settings
     from causefs.numerics.scaling import scale_features
     from causefs.qp import QPBackend, QPResult
 
@@ -377,8 +386,8 @@ def test_the_float32_mu_model_has_the_exact_gradient_at_its_warm_start(blobs):
             self.received = (qp, x0.copy())
             return QPResult(x=x0, value=qp.value(x0), n_iter=0, converged=True)
 
-    state = run_cause_fs(scale_features(blobs[0]),
-                         Settings(n_clusters=3, beta=0.1, lam=0.1, max_iter=2)).state
+    state = run_engine(scale_features(blobs[0]), n_clusters=3, beta=0.1, lam=0.1,
+                       max_iter=2).state
     spy = Spy()
     SampleWeightsBlock(spy, precision="float32").step(state)
     model, mu = spy.received

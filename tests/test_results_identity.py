@@ -74,7 +74,7 @@ def _fake_plugin(root, version):
         from causefs.plugins import hookimpl
 
         @hookimpl
-        def causefs_register_parts(registry):
+        def causefs_register_blocks(registry):
             pass
         """))
     info = root / f"causefs_fake_plugin-{version}.dist-info"
@@ -130,6 +130,13 @@ def test_result_json_is_what_its_schema_documents(tmp_path, overrides):
     if result["job"]["method"] == "causefs":
         jsonschema.validate(result["details"], {**SCHEMA["$defs"]["causefs_details"],
                                                 "$defs": SCHEMA["$defs"]})
+        # the settings the fit ran with, and the objective's terms with their weights
+        assert result["details"]["settings"]["max_iter"] == 2
+        assert result["details"]["settings"]["schedule"]["name"] == "full"
+        assert [t["name"] for t in result["details"]["terms"]] == [
+            "regression", "fused_smoothness", "sparsity", "granular_graphs", "fusion",
+            "balance"]
+        assert result["details"]["terms"][0] == {"name": "regression", "alpha": 1.0}
 
 
 @pytest.mark.parametrize("change", [

@@ -3,28 +3,27 @@
 import numpy as np
 import pytest
 
-from causefs import CauseFS, Schedule, ScheduleError
+from causefs import CauseFS, Schedule, ScheduleError, SettingsWarning
 from causefs.blocks import Block
+from causefs.core.loop import run_schedule
+from causefs.core.schedule import validate_blocks
+from causefs.core.state import State
 from causefs.engine import (
     balance_of,
-    build_blocks,
+    build_part,
     build_parts,
     resolve_qp,
     resolve_schedule,
-    run_cause_fs,
     uses_nuisance,
 )
 from causefs.kernels import LinearKernel
-from causefs.plugins import available
-from causefs.model.treatment_coding import treatment_coding
-from causefs.numerics.scaling import scale_features
-from causefs.model.objective import CauseFSObjective
-from causefs.core.schedule import validate_blocks
-from causefs.core.scheduler import run_schedule
-from causefs.core.state import State
 from causefs.model.problem import Problem
 from causefs.model.settings import DEFAULTS, Settings
-from causefs.testing import check_step
+from causefs.model.treatments import treatment_coding
+from causefs.numerics.scaling import scale_features
+from causefs.plugins import available, parts
+from causefs.testing import cause_fs_objective, check_step
+from conftest import run_engine
 
 FULL = resolve_schedule("full")
 STRUCTURAL = {"granularity", "confounders"}
@@ -34,8 +33,12 @@ def fit(X, schedule, max_iter=8, **options):
     params = dict(n_clusters=3, alpha=1.0, beta=1e-3, lam=0.1, eps=1e-8, n_neighbors=5,
                   sample_weights="mean_one", kernel="linear", qp="gradient_projection_cg")
     params.update(options)
-    settings = Settings(schedule=schedule, max_iter=max_iter, tol=0.0, check="strict", **params)
-    return run_cause_fs(scale_features(X), settings)
+    return run_engine(scale_features(X), schedule=schedule, max_iter=max_iter, tol=0.0,
+                      check="strict", **params)
+
+
+def build_blocks(entries, settings, resources):
+    return [build_part("block", entry, settings, resources) for entry in entries]
 
 
 def without_structural(update="closed_form"):
@@ -45,19 +48,24 @@ def without_structural(update="closed_form"):
     return Schedule("descent_only", FULL.init, tuple(loop))
 
 
+DATA = frozenset({"X", "X_adjusted", "Z"})  # what a state holds before any block
+
+
 def test_builtin_schedules_validate():
     for name in available("schedule"):
         schedule = resolve_schedule(name)
         blocks = [build_blocks(phase, DEFAULTS, {"qp": resolve_qp(DEFAULTS.qp)})
                   for phase in (schedule.init, schedule.loop)]
-        validate_blocks(*blocks)
+        validate_blocks(*blocks, given=DATA)
+        build_parts(DEFAULTS.replace(schedule=name), nuisance=uses_nuisance(
+            build_parts(DEFAULTS.replace(schedule=name))))  # and their terms
 
 
 def test_validation_names_every_problem():
     init = build_blocks(["uniform_weights"], DEFAULTS, {})
     loop = build_blocks(["embedding", "granular_graphs"], DEFAULTS, {})
     with pytest.raises(ScheduleError) as error:
-        validate_blocks(init, loop, needs=("W", "F", "mu"))
+        validate_blocks(init, loop, needs=("W", "F", "mu"), given=DATA)
     message = str(error.value)
     assert "loop block 0 ('embedding') reads ['F', 'G', 'W']" in message
     assert "loop block 1 ('granular_graphs') reads ['G', 'W', 'groups', 'nu']" in message
@@ -88,8 +96,10 @@ def test_without_trace_the_objective_is_evaluated_once_per_iteration(blobs):
 def test_callback_sees_every_record(blobs):
     seen = []
     CauseFS(n_clusters=3, max_iter=2, random_state=0).fit(blobs[0])  # warm import paths
-    settings = Settings(n_clusters=3, beta=1e-3, lam=0.1, max_iter=2)
-    result = run_cause_fs(scale_features(blobs[0]), settings, callback=seen.append)
+    parts = build_parts(Settings(n_clusters=3, beta=1e-3, lam=0.1, max_iter=2))
+    from causefs.engine import run_cause_fs
+
+    result = run_cause_fs(scale_features(blobs[0]), parts, callback=seen.append)
     assert seen == result.trace
 
 
@@ -107,9 +117,10 @@ def test_paper_schedule_descends_block_by_block_with_substitution(blobs):
     descent step (re-estimated gamma, xi substituted into both sides)."""
     X = scale_features(blobs[0])
     schedule = without_structural()
-    problem = Problem(X=X, coding=treatment_coding(X), n_clusters=3, alpha=1.0, beta=1e-3,
-                      lam=0.1, eps=1e-8, n_neighbors=5, sample_weights="mean_one",
-                      balance=balance_of(LinearKernel()))
+    problem = Problem(X=X, coding=treatment_coding(X), n_clusters=3,
+                      objective=cause_fs_objective(beta=1e-3, lam=0.1), n_neighbors=5,
+                      sample_weights="mean_one", balance=balance_of(LinearKernel()),
+                      fields=parts().fields)
     resources = {"qp": resolve_qp("gradient_projection_cg")}
     state = State(problem)
     for block in build_blocks(schedule.init, DEFAULTS, resources):
@@ -145,7 +156,9 @@ def test_schedules_and_kernels_run_end_to_end(blobs, schedule, kernel):
     if schedule == "ablation_I":
         assert "sample_weights" not in blocks and "confounders" not in blocks
         assert np.allclose(est.sample_weight_, 1.0)
-        assert all(r["terms"]["balance"] == 0 for r in est.trace_ if r["terms"])
+        assert all("balance" not in r["terms"] for r in est.trace_ if r["terms"])
+        assert [term["name"] for term in est.terms_] == [
+            "regression", "fused_smoothness", "sparsity", "granular_graphs", "fusion"]
     if schedule == "ablation_II":
         assert not blocks & {"granular_graphs", "fused_graph", "granularity"}
         assert np.all(est.groups_ == -1)
@@ -163,21 +176,38 @@ def test_a_block_that_produces_nan_is_named(blobs):
         kind = "descent"
         reads = ("W",)
         writes = ("W",)
+        derived_for = "*"
 
         def step(self, state):
             return state.replace(W=np.full_like(state.W, np.nan))
 
     X = scale_features(blobs[0])
-    problem = Problem(X=X, coding=np.zeros_like(X), n_clusters=3, beta=0.0, n_neighbors=5)
+    problem = Problem(X=X, coding=np.zeros_like(X), n_clusters=3, n_neighbors=5,
+                      objective=cause_fs_objective(beta=0.0), fields=parts().fields)
     init = build_blocks(FULL.init, DEFAULTS, {})
     with pytest.raises(FloatingPointError, match="block 'poison' .iteration 1. wrote a NaN"):
-        run_schedule(State(problem), init, [Poison()], objective=CauseFSObjective(),
+        run_schedule(State(problem), init, [Poison()], objective=problem.objective,
                      max_iter=1)
 
 
-def test_schedule_params_override_hyperparameters(blobs):
-    result = fit(blobs[0], "ablation_I", max_iter=1, beta=123.0)
-    assert result.state.problem.beta == 0.0
+def test_a_weight_of_a_term_the_schedule_lacks_is_reported_not_overridden(blobs):
+    """ablation_I has no balance term: a beta set by the user is unused, and says so (it
+    used to be set to 0 by the schedule, in silence)."""
+    with pytest.warns(SettingsWarning, match=r"beta=5.0 is not used: no part of schedule "
+                                             r"'ablation_I' reads it"):
+        est = CauseFS(n_clusters=3, beta=5.0, schedule="ablation_I", max_iter=1,
+                      random_state=0).fit(blobs[0])
+    assert est.settings_.beta == 5.0 and "balance" not in [t["name"] for t in est.terms_]
+
+
+def test_a_schedule_default_never_replaces_a_value_the_user_set(blobs):
+    est = CauseFS(n_clusters=3, schedule="paper", max_iter=2, random_state=0).fit(blobs[0])
+    assert est.settings_.patience is None and est.settings_.structure_iter is None
+    with pytest.warns(SettingsWarning, match=r"patience=5 is used, not schedule 'paper''s "
+                                             r"default patience=None"):
+        est = CauseFS(n_clusters=3, schedule="paper", patience=5, max_iter=2,
+                      random_state=0).fit(blobs[0])
+    assert est.settings_.patience == 5 and est.settings_.structure_iter is None
 
 
 def test_cached_objective_equals_a_fresh_evaluation(blobs):

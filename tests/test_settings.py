@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from causefs import CauseFS, InvalidParameterError, Schedule, ScheduleError, Settings
-from causefs.blocks import EmbeddingBlock, SelectionMatrixBlock
-from causefs.blocks.base import RESOURCES
+from causefs.blocks import ConfoundersBlock, EmbeddingBlock, SelectionMatrixBlock
 from causefs.engine import resolve_schedule
 from causefs.model.problem import Problem
-from causefs.model.settings import DEFAULTS, check_setting, setting_names
-from causefs.plugins import available, get_block
+from causefs.model.settings import DEFAULTS, RESOURCES, check_setting, setting_names
+from causefs.plugins import available, parts
+from causefs.terms import BalanceTerm, RegressionTerm
 
 
 def test_the_estimator_signature_is_the_table():
@@ -24,40 +24,56 @@ def test_the_estimator_signature_is_the_table():
     assert CauseFS().settings() == DEFAULTS
 
 
-@pytest.mark.parametrize("name", available("block"))
-def test_required_settings_default_to_the_table(name):
-    """A setting a block requires defaults to the table's value (the engine hands the
-    setting in; a block built alone gets the same value)."""
-    cls = get_block(name)
+@pytest.mark.parametrize("kind, name", [(kind, name) for kind in ("block", "term")
+                                        for name in available(kind)])
+def test_required_settings_default_to_the_table(kind, name):
+    """A setting a block or term requires defaults to the table's value (the engine hands
+    the setting in; a part built alone gets the same value)."""
+    cls = parts().get(kind, name)
     parameters = inspect.signature(cls).parameters
     for option in (set(cls.requires) & set(setting_names())) - set(RESOURCES):
         assert parameters[option].default == getattr(DEFAULTS, option), (name, option)
 
 
+ROUTES = {"alpha": RegressionTerm, "beta": BalanceTerm, "sigma": ConfoundersBlock,
+          "max_treatments": ConfoundersBlock}
+
+
 @pytest.mark.parametrize("name, value", [("alpha", -1.0), ("sigma", 2.0), ("beta", -1e-3),
                                          ("max_treatments", 0), ("n_neighbors", 0)])
 def test_one_rule_whatever_the_route(blobs, name, value):
-    """The estimator, a Problem, a schedule's params and a block option refuse the same
-    value with the same message."""
+    """The estimator, a schedule's defaults, a Problem and the part that takes the
+    setting (a term's weight, a block's option) refuse the same value with the same
+    message."""
     message = f"{name}={value!r}: must be"
     with pytest.raises(InvalidParameterError, match=message):
         check_setting(name, value)
     with pytest.raises(InvalidParameterError, match=message):
         CauseFS(n_clusters=3, **{name: value}).fit(blobs[0])
-    if name in ("alpha", "beta"):
-        schedule = {**resolve_schedule("full").__dict__, "name": "mine",
-                    "params": {name: value}}
-        with pytest.raises(ScheduleError, match=f"schedule.params.{message}"):
-            CauseFS(n_clusters=3, schedule=schedule).fit(blobs[0])
+    schedule = {**resolve_schedule("full").__dict__, "name": "mine",
+                "setting_defaults": {name: value}}
+    with pytest.raises(ScheduleError, match=f"schedule.setting_defaults.{message}"):
+        CauseFS(n_clusters=3, schedule=schedule).fit(blobs[0])
+    if name in ROUTES:
+        with pytest.raises(InvalidParameterError, match=message):
+            ROUTES[name](**{name: value})
+    if name == "n_neighbors":
         with pytest.raises(InvalidParameterError, match=message):
             Problem(X=blobs[0], coding=np.zeros_like(blobs[0]), **{name: value})
-    if name in ("sigma", "max_treatments"):
-        full = resolve_schedule("full")
-        loop = [{"name": "confounders", name: value} if entry == "confounders" else entry
-                for entry in full.loop]
-        schedule = Schedule("mine", full.init, tuple(loop))
-        with pytest.raises(InvalidParameterError, match=f"schedule.confounders.{message}"):
-            CauseFS(n_clusters=3, schedule=schedule).fit(blobs[0])
+
+
+def test_a_schedule_entry_may_not_replace_a_setting(blobs):
+    """Settings are decided once (the user's, else the schedule's defaults): an entry's
+    option that is a setting its part requires is refused, naming where to put it."""
+    full = resolve_schedule("full")
+    loop = [{"name": "confounders", "sigma": 0.5} if entry == "confounders" else entry
+            for entry in full.loop]
+    with pytest.raises(ScheduleError, match="schedule.confounders.sigma: sigma is a setting"):
+        CauseFS(n_clusters=3, schedule=Schedule("mine", full.init, tuple(loop))).fit(blobs[0])
+    terms = [{"name": "regression", "alpha": 2.0}, "fused_smoothness", "sparsity"]
+    with pytest.raises(ScheduleError, match="schedule.regression.alpha: alpha is a setting"):
+        CauseFS(n_clusters=3, schedule=Schedule("mine", full.init, full.loop,
+                                                terms=tuple(terms))).fit(blobs[0])
 
 
 def test_schedule_entries_may_be_block_instances(blobs):

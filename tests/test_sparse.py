@@ -8,9 +8,9 @@ import scipy.sparse as sp
 import causefs.engine as engine
 from causefs import CauseFS
 from causefs.blocks import Block
-from causefs.blocks.confounders import pearson_similarity
+from causefs.numerics.correlation import pearson_similarity
 from causefs.core.schedule import Schedule
-from causefs.model.treatment_coding import treatment_coding
+from causefs.model.treatments import treatment_coding
 from causefs.numerics.scaling import scale_features
 from causefs.numerics.sparse import column_variance, gram_columns
 

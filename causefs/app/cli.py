@@ -264,12 +264,12 @@ def compute(cfg: DictConfig, job: Job, data: Dataset, output_dir: Path | None,
               "versions": versions()}
     result.update(score(cfg, job, X, data.nuisance))
     result.update(evaluate(cfg, job, data, X, np.asarray(result["features_best_first"])))
-    report(result, job.method)
+    print_result(result, job.method)
     write(cfg, result, output_dir, store)
     return result
 
 
-def report(result: dict, method: Selector) -> None:
+def print_result(result: dict, method: Selector) -> None:
     """Print what a run did."""
     d = result["dataset"]
     print(f"dataset {d['name']}: {d['n_samples']} samples x {d['n_features']} features"

@@ -20,7 +20,7 @@ from hydra.core.config_store import ConfigStore
 
 from ..core.validation import InvalidParameterError, config_value, constructor_defaults
 from ..plugins.registry import get_schedule, parts
-from ..selectors.registry import selectors
+from ..selectors.catalog import selectors
 
 #: config groups of the parts a method may take as options
 PART_GROUPS = ("schedule", "kernel", "qp")
@@ -67,7 +67,7 @@ def register_configs(store: ConfigStore | None = None) -> None:
 
 
 def check_schedule_config(spec: Mapping) -> None:
-    """Refuse a schedule config that names a registered schedule but lists other blocks.
+    """Refuse a schedule config that names a registered schedule but lists other parts.
 
     ``causefs schedule.name=ablation_I`` renames the default schedule instead of
     choosing ablation I (that is ``schedule=ablation_I``); a schedule whose blocks were
@@ -81,13 +81,14 @@ def check_schedule_config(spec: Mapping) -> None:
     if name not in parts().names("schedule"):
         return
     registered = get_schedule(name)
-    fields = ("init", "loop", "params")
+    fields = ("init", "loop", "terms", "stopping", "setting_defaults")
     if any((_as_plain(spec.get(f)) or None) != (_as_plain(registered.get(f)) or None)
            for f in fields):
         raise InvalidParameterError(
-            f"the schedule config is named {name!r}, a registered schedule, but its blocks "
-            f"or params differ from it; choose a registered schedule with schedule={name}, "
-            "and give an edited schedule a new name (schedule.name=my_schedule)")
+            f"the schedule config is named {name!r}, a registered schedule, but its blocks, "
+            "terms, stopping rules or setting_defaults differ from it; choose a registered "
+            f"schedule with schedule={name}, and give an edited schedule a new name "
+            "(schedule.name=my_schedule)")
 
 
 def _as_plain(value):

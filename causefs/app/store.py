@@ -46,9 +46,9 @@ from pathlib import Path
 
 import numpy as np
 
-#: version of the entry layout (``result.json``'s, docs/results.rst); an entry of another
+#: version of the entry layout (``result.json``'s, docs/guide/results.md); an entry of another
 #: version is recomputed
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: fields every entry has (besides its key, schema and job)
 REQUIRED_FIELDS = ("scores", "features_best_first", "selected_features", "metrics")

@@ -1,16 +1,17 @@
-"""The Block interface: one variable update of Algorithm 1."""
+"""The Block interface: one variable update of Algorithm 1 (a plugin kind)."""
 
 from __future__ import annotations
 
-import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import ClassVar
 
 from ..core.parts import Part
-from ..core.state import PROBLEM_FIELDS, STATE_FIELDS, State
-from ..model.settings import setting_names
+from ..core.state import State
+from ..model.settings import RESOURCES, check_requires, providable
+
+__all__ = ["Block", "EVERY_TERM", "KINDS", "RESOURCES", "providable"]
 
 #: what a block promises about the objective (docs/MODEL.md, "Descent and monotonicity")
 KINDS = {
@@ -19,20 +20,12 @@ KINDS = {
     "structural": "changes the objective itself (groups, nu, K); no descent promise",
 }
 
-#: what the engine hands a block besides the settings (:class:`causefs.model.settings.Settings`)
-RESOURCES = {
-    "qp": "the QP backend, resolved from the qp setting",
-    "seed": "the int seed of the fit's random choices, drawn from random_state",
-}
-
-
-def providable() -> list[str]:
-    """Every name a block may declare in ``requires``: a setting or a resource."""
-    return [*setting_names(), *RESOURCES]
+#: a block's ``derived_for`` that accounts for every term: it evaluates J itself
+EVERY_TERM = "*"
 
 
 class Block(Part, ABC):
-    """One update of the CAUSE-FS state.
+    """One update of the state.
 
     Subclasses set the class attributes below and implement :meth:`step`. A block reads
     the variables it declares, never mutates the state it is given, and returns
@@ -42,6 +35,13 @@ class Block(Part, ABC):
     declares in ``requires``, as the constructor keyword of that name. A block may
     declare what one :meth:`step` costs (:meth:`~causefs.core.parts.Part.cost`).
 
+    A descent block minimizes the schedule's objective, whatever terms it names, in the
+    variables it writes: it asks the objective for its ``subproblem``
+    (:mod:`causefs.model.subproblems`), to which every term that depends on those
+    variables adds its part, or it declares the terms its update was derived for
+    (``derived_for``). The engine refuses a schedule in which a term depends on a
+    descent block's variables and is accounted for neither way.
+
     Attributes
     ----------
     name : str
@@ -49,19 +49,27 @@ class Block(Part, ABC):
     kind : {"init", "descent", "structural"}
         See :data:`KINDS`.
     reads, writes : tuple of str
-        Variables of :data:`causefs.core.state.STATE_FIELDS` (and ``"X"``) read / written.
+        Fields read / variables written (:class:`~causefs.core.state.Field`; CAUSE-FS's
+        are in :mod:`causefs.model.variables`).
     optional_reads : tuple of str
         Variables used when a schedule provides them (the granular graphs, absent in
         ablation II).
     reestimates : tuple of str
         Adaptive parameters the block sets itself (gamma, xi); the descent property
         substitutes the new values into both sides (docs/MODEL.md).
+    subproblem : type or None
+        The subproblem a descent block solves, assembled from the objective's terms.
+    derived_for : tuple of str, or "*"
+        Without a subproblem: the names of the terms whose sum the update is known to
+        lower, or ``"*"`` for a block that evaluates J itself (any term).
     requires : tuple of str
         What the engine hands the constructor (:func:`providable`): any setting of
         :class:`~causefs.model.settings.Settings` (``sigma``, ``max_granularity``,
         ``neighbor_algorithm``, ...) or a resource of :data:`RESOURCES` (``qp``,
         ``seed``). A constructor argument of the same name that is not declared here is
         never filled in.
+    fields : tuple of Field
+        Variables the block declares (a plugin's own).
     info_ : dict
         Diagnostics of the last :meth:`step` (e.g. a solver's iterations), copied into
         the scheduler's trace; empty unless the block sets it.
@@ -73,7 +81,10 @@ class Block(Part, ABC):
     writes: ClassVar[tuple] = ()
     optional_reads: ClassVar[tuple] = ()
     reestimates: ClassVar[tuple] = ()
+    subproblem: ClassVar[type | None] = None
+    derived_for: ClassVar[tuple | str] = ()
     requires: ClassVar[tuple] = ()
+    fields: ClassVar[tuple] = ()
     info_: Mapping = MappingProxyType({})  # read-only: a block assigns its own dict
 
     def __init_subclass__(cls, **kwargs):
@@ -84,25 +95,14 @@ class Block(Part, ABC):
             return
         if cls.kind not in KINDS:
             raise TypeError(f"{cls.__name__}.kind must be one of {sorted(KINDS)}, got {cls.kind!r}")
-        known = set(STATE_FIELDS) | PROBLEM_FIELDS
-        for attr in ("reads", "writes", "optional_reads", "reestimates"):
-            unknown = set(getattr(cls, attr)) - known
-            if unknown:
-                raise TypeError(
-                    f"{cls.__name__}.{attr} names unknown variables {sorted(unknown)}; "
-                    f"variables are {sorted(known)}"
-                )
         if not set(cls.reestimates) <= set(cls.writes):
             raise TypeError(f"{cls.__name__}.reestimates must be a subset of writes")
-        parameters = inspect.signature(cls).parameters
-        missing = [name for name in cls.requires if name not in parameters]
-        if missing:
-            raise TypeError(f"{cls.__name__}.requires names {missing}, which its constructor "
-                            "does not take")
-        unknown = sorted(set(cls.requires) - set(providable()))
-        if unknown:
-            raise TypeError(f"{cls.__name__}.requires names {unknown}, which the engine does "
-                            f"not provide; it provides the settings and {sorted(RESOURCES)}")
+        check_requires(cls)
+
+    def descended(self) -> tuple:
+        """The variables whose subproblem the block solves: what it writes, less the
+        parameters it re-estimates."""
+        return tuple(name for name in self.writes if name not in self.reestimates)
 
     @abstractmethod
     def step(self, state: State) -> State:

@@ -6,7 +6,7 @@ state it is given, and, for a descent block, does not raise the objective (with 
 re-estimated adaptive parameters substituted into both sides; docs/MODEL.md, "Descent and
 monotonicity").
 
-What each checking level checks (:func:`causefs.core.scheduler.run_schedule`):
+What each checking level checks (:func:`causefs.core.loop.run_schedule`):
 
 * every level: a State of the same problem, the declared writes set in their shapes (not
   the values: :func:`check_writes`), no NaN or infinity written (:func:`check_finite`, one
@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .state import STATE_FIELDS, State
+from .state import State, variable_names
 
 #: run-time checking levels of the scheduler
 CHECKS = ("cheap", "strict")
@@ -68,7 +68,8 @@ def fingerprint(value):
 
 
 def fingerprints(state: State) -> dict:
-    return {name: fingerprint(getattr(state, name)) for name in STATE_FIELDS}
+    """The fingerprint of every variable of the state's fields."""
+    return {name: fingerprint(getattr(state, name)) for name in variable_names(state.fields)}
 
 
 def where(block, iteration=None) -> str:
@@ -85,34 +86,25 @@ def check_returned_state(block, before: State, after, iteration=None) -> None:
         raise BlockContractError(f"{where(block, iteration)} replaced the problem")
 
 
-def variable_shapes(problem) -> dict:
-    """The shape of every variable of :data:`~causefs.core.state.STATE_FIELDS` whose shape
-    the problem fixes (of each graph for the tuples S and gamma; nu's length M varies);
-    none for a problem without data (a scheduler's run on toy states)."""
-    X, h = getattr(problem, "X", None), getattr(problem, "n_clusters", None)
-    if X is None or h is None:
-        return {}
-    n, d = X.shape
-    return {"W": (d, h), "D": (d,), "F": (n, h), "mu": (n,), "S": (n, n), "gamma": (n,),
-            "G": (n, n), "xi": (n,), "groups": (d,), "K": (d, d)}
-
-
 def check_writes(block, after: State, iteration=None) -> None:
     """Every variable ``block`` declares in ``writes`` is set in ``after``, in the shape
-    the problem gives it (cheap: the names and shapes, not the values)."""
+    its field declares (cheap: the names and shapes, not the values)."""
     unset = [name for name in block.writes if getattr(after, name) is None]
     if unset:
         raise BlockContractError(f"{where(block, iteration)} declares writes {block.writes} "
                                  f"but left {unset} unset")
-    shapes = variable_shapes(after.problem)
     for name in block.writes:
+        field = after.fields[name]
+        expected = field.shape_in(after.problem)
+        if expected is None:
+            continue
         value = getattr(after, name)
-        found = {np.shape(v) for v in (value if isinstance(value, tuple) else (value,))}
-        if name in shapes and found != {shapes[name]}:
+        found = {np.shape(v) for v in (value if field.sequence else (value,))}
+        if found != {expected}:
             raise BlockContractError(
                 f"{where(block, iteration)} wrote {name!r} of shape "
-                f"{', '.join(map(str, sorted(found)))}; it must be {shapes[name]} "
-                f"({STATE_FIELDS[name]})")
+                f"{', '.join(map(str, sorted(found)))}; it must be {expected} "
+                f"({field.describe()})")
 
 
 def _finite(value) -> bool:
@@ -139,7 +131,7 @@ def check_finite(block, before: State, after: State, iteration=None) -> None:
 
 def check_purity(block, before: State, prints: dict, after: State, iteration=None) -> None:
     """``before`` still matches ``prints`` and ``after`` differs only in declared writes."""
-    for name in STATE_FIELDS:
+    for name in variable_names(before.fields):
         if fingerprint(getattr(before, name)) != prints[name]:
             raise BlockContractError(f"{where(block, iteration)} mutated its input's {name!r} "
                                      "in place (return state.replace(...) instead)")

@@ -13,9 +13,9 @@ import importlib
 EXTRAS = {
     "cli": ("hydra-core, hydra-joblib-launcher, matplotlib",
             "the causefs command and the figures of causefs-report"),
-    "faiss": ("faiss-cpu", "the HNSW neighbour search of fits beyond n = 5000 samples "
-              "(10,000 for points of at most 32 dimensions) with "
-              "neighbor_algorithm='auto' or 'approximate'"),
+    "faiss": ("faiss-cpu", "the HNSW neighbour search of large fits (beyond the sizes "
+              "causefs.numerics.neighbors searches exactly) with neighbor_algorithm='auto' "
+              "or 'approximate'"),
     "cvxpy": ("cvxpy", "qp='cvxpy', the dense reference backend of the sample-weight QP"),
     "mat73": ("h5py", "MATLAB v7.3 (HDF5) .mat files"),
     "cluster": ("hydra-submitit-launcher", "sweeps on a cluster (hydra/launcher=submitit_*)"),

@@ -8,10 +8,11 @@ plugin parts included.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import ClassVar
+
+from .validation import signature
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class Part:
 
     def options(self) -> dict:
         """The constructor keywords and their current values."""
-        names = inspect.signature(type(self)).parameters
+        names = signature(type(self)).parameters
         return {name: value for name, value in vars(self).items()
                 if name in names and not name.startswith("_")}
 

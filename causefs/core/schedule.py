@@ -1,11 +1,11 @@
-"""Schedules: which blocks run, in which order, and the check that the order can run."""
+"""Schedules: which blocks run in which order, the objective's terms they minimize, the
+rules that stop the loop, and the check that the order can run."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .state import PROBLEM_FIELDS
 from .validation import InvalidParameterError
 
 
@@ -15,8 +15,8 @@ class ScheduleError(InvalidParameterError):
 
 
 def entry_name(entry) -> str:
-    """The block name of a schedule entry: a name, ``{"name": ..., **options}`` or a
-    block instance.
+    """The part name of a schedule entry: a name, ``{"name": ..., **options}`` or a
+    part instance (a block, a term or a stopping rule).
 
     Raises
     ------
@@ -31,55 +31,86 @@ def entry_name(entry) -> str:
                                 f"got {dict(entry)}")
         return entry["name"]
     name = getattr(entry, "name", None)
-    if isinstance(name, str) and callable(getattr(entry, "step", None)):
+    if isinstance(name, str) and not isinstance(entry, type):
         return name
-    raise ScheduleError(f"a schedule entry is a block name, a mapping with a 'name' key or "
-                        f"a block instance; got {entry!r}")
+    raise ScheduleError(f"a schedule entry is a part's name, a mapping with a 'name' key or "
+                        f"a part instance; got {entry!r}")
+
+
+#: the keys of a schedule mapping
+SCHEDULE_KEYS = ("name", "init", "loop", "terms", "stopping", "setting_defaults")
 
 
 @dataclass(frozen=True)
 class Schedule:
-    """Blocks of the initialization and of the loop.
+    """Blocks of the initialization and of the loop, the terms of the objective they
+    minimize, and the rules that stop the loop.
 
     Parameters
     ----------
     name : str
     init, loop : sequence
-        Entries: a registered block name, ``{"name": ..., **options}`` to pass options to
-        that block, or a block instance (composed as it is, optax's ``chain`` style).
-    params : mapping
-        Objective weights the schedule fixes (ablation I sets ``beta: 0``).
+        Block entries: a registered block name, ``{"name": ..., **options}`` to pass
+        options to that block, or a block instance (composed as it is, optax's ``chain``
+        style).
+    terms : sequence or None
+        The objective: term entries, as block entries. None: the engine's default terms
+        (CAUSE-FS's objective, :data:`causefs.engine.DEFAULT_TERMS`).
+    stopping : sequence or None
+        Stopping rule entries, checked in this order after every iteration. None: the
+        engine's default rules (:data:`causefs.engine.DEFAULT_STOPPING`).
+    setting_defaults : mapping
+        Settings the schedule supplies where the user left the library's default (the
+        paper's loop sets ``structure_iter: null``); a value the user set is never
+        replaced (:func:`causefs.engine.resolve_settings`).
     """
 
     name: str
     init: tuple
     loop: tuple
-    params: Mapping = field(default_factory=dict)
+    terms: tuple | None = None
+    stopping: tuple | None = None
+    setting_defaults: Mapping = field(default_factory=dict)
 
     @classmethod
     def from_mapping(cls, spec: Mapping) -> "Schedule":
-        unknown = set(spec) - {"name", "init", "loop", "params"}
+        if "params" in spec:
+            raise ScheduleError("schedule.params: schedules name their settings' defaults "
+                                "under 'setting_defaults' (a value the user sets wins), and "
+                                "their objective under 'terms' (ablation I lists the terms "
+                                "without 'balance' instead of setting beta: 0)")
+        unknown = set(spec) - set(SCHEDULE_KEYS)
         if unknown:
             raise ScheduleError(f"schedule has unknown keys {sorted(unknown)}; "
-                                "allowed: name, init, loop, params")
+                                f"allowed: {', '.join(SCHEDULE_KEYS)}")
         if "loop" not in spec:
             raise ScheduleError("a schedule needs a 'loop' list of blocks")
+        optional = {key: None if spec.get(key) is None else tuple(spec[key])
+                    for key in ("terms", "stopping")}
         schedule = cls(
             name=str(spec.get("name", "custom")),
             init=tuple(spec.get("init") or ()),
             loop=tuple(spec["loop"]),
-            params=dict(spec.get("params") or {}),
+            setting_defaults=dict(spec.get("setting_defaults") or {}),
+            **optional,
         )
-        schedule.block_names()  # every entry names a block
+        schedule.part_names()  # every entry names a part
         return schedule
 
     def block_names(self) -> list[str]:
         """The names of the blocks of the initialization, then of the loop."""
         return [entry_name(entry) for entry in (*self.init, *self.loop)]
 
+    def part_names(self) -> dict:
+        """The names of its parts by kind: ``{"block": [...], "term": [...],
+        "stopping_rule": [...]}`` (terms and rules: the ones it names itself)."""
+        return {"block": self.block_names(),
+                "term": [entry_name(entry) for entry in self.terms or ()],
+                "stopping_rule": [entry_name(entry) for entry in self.stopping or ()]}
+
 
 def validate_blocks(init: Sequence, loop: Sequence, needs: Sequence = (),
-                    given: frozenset = PROBLEM_FIELDS) -> None:
+                    given: frozenset = frozenset()) -> None:
     """Check that every block reads only variables written by an earlier block, and
     that the loop has a descent block (without one nothing lowers the objective: the
     loop would stop at once, "converged", on the initial ranking).

@@ -181,6 +181,14 @@ def describe(constraints) -> str:
     return " or ".join(str(c) for c in constraints)
 
 
+def same_value(a, b) -> bool:
+    """Whether two setting values are the same (floats up to rounding, 1 == 1.0)."""
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) \
+            and not isinstance(a, bool) and not isinstance(b, bool) and math.isclose(a, b)
+    return a == b
+
+
 def check_value(name: str, value, *constraints):
     """``value`` normalized by the first of ``constraints`` it satisfies (an int for a
     real number is a float), else an InvalidParameterError."""
@@ -195,16 +203,23 @@ def check_choice(name: str, value, allowed):
     return check_value(name, value, Options(allowed))
 
 
+@functools.lru_cache(maxsize=None)
+def signature(factory) -> inspect.Signature:
+    """``inspect.signature(factory)``, computed once per class or function (the signature
+    of a class without a constructor of its own is parsed from text, each time)."""
+    return inspect.signature(factory)
+
+
 def constructor_options(cls) -> list[str]:
     """Names of the keyword options ``cls``'s constructor takes."""
-    return [name for name, p in inspect.signature(cls).parameters.items()
+    return [name for name, p in signature(cls).parameters.items()
             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 
 def constructor_defaults(cls, skip=()) -> dict:
     """Keyword options of ``cls`` with their defaults (options without one are left out,
     as are ``*args``/``**kwargs`` and the names in ``skip``)."""
-    parameters = inspect.signature(cls).parameters
+    parameters = signature(cls).parameters
     return {name: parameters[name].default for name in constructor_options(cls)
             if parameters[name].default is not parameters[name].empty and name not in skip}
 
@@ -228,7 +243,7 @@ def config_value(value):
 def check_options(key: str, factory, options: Mapping, name: str | None = None) -> None:
     """Every option is a keyword of ``factory`` (a class or a function), or an
     InvalidParameterError ``key.option: unknown option; the options of 'name' are ...``."""
-    parameters = inspect.signature(factory).parameters.values()
+    parameters = signature(factory).parameters.values()
     if any(p.kind == p.VAR_KEYWORD for p in parameters):
         return
     accepted = constructor_options(factory)

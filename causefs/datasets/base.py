@@ -22,7 +22,7 @@ class Dataset:
 
     ``nuisance`` holds known nuisance variables Z (n_samples,) or (n_samples, p) when
     they were asked for (:func:`causefs.datasets.load_dataset`'s ``nuisance``), as given
-    (labels or covariates; :mod:`causefs.model.nuisance` codes them).
+    (labels or covariates; :mod:`causefs.model.nuisance_coding` codes them).
     """
 
     name: str

@@ -311,7 +311,7 @@ def _load_csv(path: Path, label_column, nuisance):
 
 def _labels_where_whole(Z: np.ndarray) -> np.ndarray:
     """CSV and MATLAB files store labels as floats: whole-number Z become integer labels
-    (categorical, :mod:`causefs.model.nuisance`); with several columns, all or none."""
+    (categorical, :mod:`causefs.model.nuisance_coding`); with several columns, all or none."""
     if Z.dtype.kind == "f" and np.all(np.isfinite(Z)) and np.all(Z == np.round(Z)):
         return Z.astype(np.int64)
     return Z

@@ -164,7 +164,7 @@ def make_shifted_clusters(n_train: int = 400, n_test: int = 400, *, n_clusters: 
                                                   test_biases)
     return ShiftedDataset(
         name="shifted_clusters", X=X, y=y,
-        source=f"causefs.shifted.make_shifted_clusters(train_bias={train_bias}, seed={seed})",
+        source=f"causefs.datasets.make_shifted_clusters(train_bias={train_bias}, seed={seed})",
         causal=np.sort(position[:n_causal]),
         spurious=np.sort(position[n_causal:n_causal + n_spurious]),
         noise=np.sort(position[n_causal + n_spurious:]),
@@ -231,7 +231,7 @@ def make_digits_border(train_bias: float | list = 0.9, test_bias: float | list =
     flat = frame.ravel()
     return ShiftedDataset(
         name="digits_border", X=X, y=y,
-        source=f"causefs.shifted.make_digits_border(train_bias={train_bias}, seed={seed})",
+        source=f"causefs.datasets.make_digits_border(train_bias={train_bias}, seed={seed})",
         image_shape=(side, side), causal=np.flatnonzero(~flat),
         spurious=np.flatnonzero(flat), noise=np.array([], dtype=np.int64), environment=B,
         X_test=X_test, y_test=y_test, environment_test=B_test,
@@ -298,7 +298,7 @@ def make_injected_shift(base: str = "usps", train_bias=(0.9, 0.6, 0.3),
     d = images.shape[1]
     return ShiftedDataset(
         name=f"{data.name}_injected", X=X, y=y,
-        source=f"causefs.shifted.make_injected_shift({base!r}, strength={strength}, "
+        source=f"causefs.datasets.make_injected_shift({base!r}, strength={strength}, "
                f"seed={seed})",
         image_shape=None, causal=np.arange(d), spurious=np.arange(d, d + n_injected),
         noise=np.array([], dtype=np.int64), environment=B, X_test=X_test, y_test=y_test,

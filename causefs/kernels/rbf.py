@@ -39,7 +39,7 @@ def _restricted(full, XV, mask_r, compute):
 
 
 class ExactRBFBalance(GramBalance):
-    """Dense ``H = sum_r (a_r a_r') o exp(-||z_i^r - z_j^r||^2 / (2 s_r^2))``; O(n^2) memory."""
+    """Dense ``H = sum_r (a_r a_r') o exp(-||x_i[K_r] - x_j[K_r]||^2 / (2 s_r^2))``; O(n^2) memory."""
 
     def __init__(self, XV, AT, mask, s2):
         n = XV.shape[0]

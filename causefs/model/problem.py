@@ -1,23 +1,26 @@
-"""What stays fixed while the blocks run: the data, the objective's weights, its feasible set."""
+"""What stays fixed while the blocks run: the data, the objective, its feasible set."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from .settings import DEFAULTS, check_setting
+from .variables import FIELDS
 
-#: the settings a problem is made of (the rest say how it is solved: :class:`Settings`)
-PROBLEM_SETTINGS = ("n_clusters", "n_neighbors", "sample_weights", "alpha", "beta", "lam",
-                    "eps")
+#: the settings a problem is made of (the rest say how it is solved: :class:`Settings`;
+#: the objective's weights are its terms' options)
+PROBLEM_SETTINGS = ("n_clusters", "n_neighbors", "sample_weights")
 
 
 @dataclass(eq=False)
 class Problem:
-    """The CAUSE-FS objective (the paper's equation 3.5) on given data: its data, weights and
-    the sizes of its feasible set. How it is solved is not part of it (:class:`Settings`).
+    """An objective on given data: the data, the objective (its terms with their
+    weights), and the sizes of its feasible set. How it is solved is not part of it
+    (:class:`Settings`).
 
     Parameters
     ----------
@@ -25,7 +28,7 @@ class Problem:
         Preprocessed data (the estimator scales it and drops constant features).
     coding : ndarray of shape (n_samples, n_features)
         Treatment coding ``a_r`` of every feature r
-        (:func:`causefs.model.treatment_coding.treatment_coding`); a column of zeros marks
+        (:func:`causefs.model.treatments.treatment_coding`); a column of zeros marks
         a feature that is no treatment.
     n_clusters : int
         Dimension ``h`` of the embedding ``F`` and of the columns of ``W``.
@@ -33,17 +36,21 @@ class Problem:
         Non-zeros ``k`` per column of every graph.
     sample_weights : {"mean_one", "simplex"}
         ``sum(mu)``: n for ``mean_one``, 1 for ``simplex`` (:attr:`mu_total`).
-    alpha, beta, lam, eps : float
-        Weights of the regression, balance and row-sparsity terms; smoothing of the
-        l2,1 norm.
+    objective : Objective, optional
+        J, the sum of the schedule's terms (:class:`causefs.model.objective.Objective`);
+        the scheduler minimizes it and the descent blocks ask it for their subproblems.
     balance : callable, optional
         ``balance(X, coding, K)`` returns the balance operator (the MMD kernel's
         quadratic form in mu, :mod:`causefs.kernels`) for confounder sets ``K``; the
-        engine makes it from the kernel (:func:`causefs.engine.balance_of`). Needed when
-        ``beta != 0``.
+        engine makes it from the kernel (:func:`causefs.engine.balance_of`). Needed by
+        the balance term and the blocks that balance.
     Z : ndarray of shape (n_samples, q), optional
-        Known nuisance variables, coded (:func:`causefs.model.nuisance.code_nuisance`):
-        what the blocks that adjust for them read; None when the fit was given none.
+        Known nuisance variables, coded (:func:`causefs.model.nuisance_coding.
+        code_nuisance`): what the blocks that adjust for them read; None when the fit was
+        given none.
+    fields : mapping of str to Field
+        The declaration of every field of the fit's states
+        (:mod:`causefs.model.variables`, and those of plugin parts).
 
     Every value is checked by the rule of the setting of the same name
     (:mod:`causefs.model.settings`).
@@ -54,12 +61,10 @@ class Problem:
     n_clusters: int = DEFAULTS.n_clusters
     n_neighbors: int = DEFAULTS.n_neighbors
     sample_weights: str = DEFAULTS.sample_weights
-    alpha: float = DEFAULTS.alpha
-    beta: float = DEFAULTS.beta
-    lam: float = DEFAULTS.lam
-    eps: float = DEFAULTS.eps
+    objective: Any = None
     balance: Callable | None = None
     Z: np.ndarray | None = None
+    fields: Mapping = field(default_factory=lambda: {f.name: f for f in FIELDS})
     _operators: dict = field(default_factory=dict, repr=False)
     _last_value: list = field(default_factory=list, repr=False)
 
@@ -79,6 +84,11 @@ class Problem:
         return self.X.shape[1]
 
     @property
+    def n_nuisance(self) -> int | None:
+        """Columns of the coded nuisance variables Z (None without them)."""
+        return None if self.Z is None else self.Z.shape[1]
+
+    @property
     def mu_total(self) -> float:
         """``sum(mu)``: 1 for ``sample_weights="simplex"``, n for ``"mean_one"``."""
         return 1.0 if self.sample_weights == "simplex" else float(self.n_samples)
@@ -86,8 +96,8 @@ class Problem:
     def balance_operator(self, K):
         """The balance operator for confounder sets ``K``, built once per ``K``."""
         if self.balance is None:
-            raise ValueError("the balance term (beta != 0) needs a balance operator: "
-                             "Problem(balance=...), made by causefs.engine.balance_of")
+            raise ValueError("balancing needs a balance operator: Problem(balance=...), made "
+                             "by causefs.engine.balance_of")
         key = id(K)
         hit = self._operators.get(key)
         if hit is not None and hit[0] is K:

@@ -28,10 +28,11 @@ from ..core.validation import (
     PartSpec,
     SEED,
     check_value,
+    signature,
 )
 from ..numerics.neighbors import NEIGHBOR_ALGORITHMS
 from ..numerics.scaling import SCALINGS
-from .treatment_coding import MMD_NORMALIZATIONS, TREATMENT_RULES
+from .treatments import MMD_NORMALIZATIONS, TREATMENT_RULES
 
 #: sum(mu): 1 (the paper) or n (the same model with lambda and beta rescaled)
 SAMPLE_WEIGHTS = ("mean_one", "simplex")
@@ -39,6 +40,11 @@ SAMPLE_WEIGHTS = ("mean_one", "simplex")
 BALANCE_FORMS = ("auto", "products", "gram")
 
 _PART = PartSpec()
+
+
+class SettingsWarning(UserWarning):
+    """A setting the user gave is used where the schedule would supply another default,
+    or no part of the schedule uses it (causefs.engine.resolve_settings)."""
 
 
 def setting(default, *constraints, in_key: bool = True):
@@ -148,3 +154,34 @@ def check_setting(name: str, value):
 
 #: the defaults, as an instance (``DEFAULTS.alpha``)
 DEFAULTS = Settings()
+
+
+#: what the engine hands a part besides the settings
+RESOURCES = {
+    "qp": "the QP backend, resolved from the qp setting",
+    "seed": "the int seed of the fit's random choices, drawn from random_state",
+    "n_selected": "the number of features the fit selects",
+}
+
+
+def providable() -> list[str]:
+    """Every name a part may declare in ``requires``: a setting or a resource."""
+    return [*setting_names(), *RESOURCES]
+
+
+def check_requires(cls) -> None:
+    """A part's ``requires`` names constructor keywords the engine can fill.
+
+    Raises
+    ------
+    TypeError
+    """
+    parameters = signature(cls).parameters
+    missing = [name for name in cls.requires if name not in parameters]
+    if missing:
+        raise TypeError(f"{cls.__name__}.requires names {missing}, which its constructor "
+                        "does not take")
+    unknown = sorted(set(cls.requires) - set(providable()))
+    if unknown:
+        raise TypeError(f"{cls.__name__}.requires names {unknown}, which the engine does "
+                        f"not provide; it provides the settings and {sorted(RESOURCES)}")

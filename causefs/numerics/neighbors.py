@@ -93,9 +93,9 @@ def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
     from); its n_candidates + 1 results per point seed :func:`refine_neighbors`.
     """
     # imported here: only large fits without a warm start need it (an optional extra)
-    faiss = require("faiss", "faiss", "a fresh neighbour search beyond n = 5000 samples "
-                    "(neighbor_algorithm='auto' on points of more than 32 dimensions, "
-                    "beyond 10,000 on fewer; 'exact' does without)")
+    faiss = require("faiss", "faiss", f"a fresh neighbour search beyond n = {FRESH_EXACT_N} "
+                    f"samples (neighbor_algorithm='auto' on points of more than {TREE_DIMS} "
+                    f"dimensions, beyond {TREE_N:,} on fewer; 'exact' does without)")
 
     dim = Y.shape[1]
     data = np.ascontiguousarray(Y, dtype=np.float32)

@@ -2,7 +2,7 @@
 
 A fit keeps sparse data sparse where its steps only multiply by X (X W, X' F, X~'s
 products in the W system, the balance moments); the steps that need dense columns
-densify only those columns (:func:`dense`). docs/sparse.rst lists them with their memory.
+densify only those columns (:func:`dense`). docs/guide/sparse.md lists them with their memory.
 """
 
 from __future__ import annotations

@@ -1,12 +1,15 @@
 """Plugin layer of the solver parts: hookspecs, the plugin manager and the part registry.
 
 Selectors (the methods compared in experiments) are a layer above the estimator and
-have their own registry in :mod:`causefs.selectors.registry`, on the same plugin manager.
+have their own registry (:class:`causefs.selectors.SelectorRegistry`), built by the same
+plugin manager.
 """
 
 from .hookspecs import hookimpl, hookspec
 from .manager import (
     DISABLE_AUTOLOAD,
+    PluginLoadWarning,
+    PluginManager,
     installed_distributions,
     plugin_manager,
     register_plugin,
@@ -19,6 +22,8 @@ from .registry import (
     available,
     get_block,
     get_schedule,
+    get_stopping_rule,
+    get_term,
     make_kernel,
     make_qp_backend,
     parts,
@@ -28,10 +33,14 @@ __all__ = [
     "DISABLE_AUTOLOAD",
     "PartRegistry",
     "PluginError",
+    "PluginLoadWarning",
+    "PluginManager",
     "Registry",
     "available",
     "get_block",
     "get_schedule",
+    "get_stopping_rule",
+    "get_term",
     "hookimpl",
     "hookspec",
     "installed_distributions",

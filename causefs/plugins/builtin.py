@@ -1,4 +1,5 @@
-"""The built-in blocks, kernels, QP backends and schedules, registered as a plugin."""
+"""The built-in fields, blocks, terms, kernels, QP backends, stopping rules and schedules,
+registered as a plugin (first, ``tryfirst``: a clash names the built-in piece first)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,14 @@ from importlib import resources
 import yaml
 
 from ..blocks import BUILTIN_BLOCKS
+from ..core.convergence import ObjectiveChange
 from ..kernels import LinearKernel, RBFKernel
+from ..model.stopping import SelectionStable
+from ..model.variables import FIELDS
 from ..qp.cvxpy_backend import CvxpyBackend
 from ..qp.gradient_projection_cg import GradientProjectionCGBackend
 from ..qp.projected_gradient import ProjectedGradientBackend
+from ..terms import BUILTIN_TERMS
 from .hookspecs import hookimpl
 
 
@@ -22,13 +27,43 @@ def builtin_schedules() -> list[dict]:
             if entry.name.endswith(".yaml")]
 
 
-@hookimpl
-def causefs_register_parts(registry):
+@hookimpl(tryfirst=True)
+def causefs_register_fields(registry):
+    for field in FIELDS:
+        registry.add_field(field)
+
+
+@hookimpl(tryfirst=True)
+def causefs_register_blocks(registry):
     for block in BUILTIN_BLOCKS:
         registry.add_block(block)
+
+
+@hookimpl(tryfirst=True)
+def causefs_register_terms(registry):
+    for term in BUILTIN_TERMS:
+        registry.add_term(term)
+
+
+@hookimpl(tryfirst=True)
+def causefs_register_kernels(registry):
     for kernel in (LinearKernel, RBFKernel):
         registry.add_kernel(kernel)
+
+
+@hookimpl(tryfirst=True)
+def causefs_register_qp_backends(registry):
     for backend in (GradientProjectionCGBackend, ProjectedGradientBackend, CvxpyBackend):
         registry.add_qp_backend(backend)
+
+
+@hookimpl(tryfirst=True)
+def causefs_register_stopping_rules(registry):
+    for rule in (ObjectiveChange, SelectionStable):
+        registry.add_stopping_rule(rule)
+
+
+@hookimpl(tryfirst=True)
+def causefs_register_schedules(registry):
     for schedule in builtin_schedules():
         registry.add_schedule(schedule)

@@ -33,7 +33,7 @@ class ProjectedGradientBackend(QPBackend):
     formed. The step is ``1/L`` with ``L`` from a power iteration, doubled whenever the
     quadratic upper bound fails. Stops when the Frank-Wolfe gap, an upper bound on
     ``f(x) - f*``, falls below ``rtol`` times the objective's scale, or when the best
-    objective has not improved by that much over ``patience`` iterations (the gap is a
+    objective has not improved by that much over ``stall_iter`` iterations (the gap is a
     loose certificate when tiny weights carry large multipliers).
 
     Parameters
@@ -42,16 +42,16 @@ class ProjectedGradientBackend(QPBackend):
         Relative optimality tolerance (Frank-Wolfe gap, or improvement over a window).
     max_iter : int
         Most iterations.
-    patience : int
+    stall_iter : int
         Iterations without a relative improvement of ``rtol`` before stopping.
     """
 
     name = "projected_gradient"
 
-    def __init__(self, rtol: float = 1e-9, max_iter: int = 20000, patience: int = 200):
+    def __init__(self, rtol: float = 1e-9, max_iter: int = 20000, stall_iter: int = 200):
         self.rtol = check_value("rtol", rtol, Interval(float, 0))
         self.max_iter = check_value("max_iter", max_iter, Interval(int, 1))
-        self.patience = check_value("patience", patience, Interval(int, 1))
+        self.stall_iter = check_value("stall_iter", stall_iter, Interval(int, 1))
 
     def solve(self, qp: SimplexQP, x0: np.ndarray) -> QPResult:
         q, total = qp.linear, qp.total
@@ -99,7 +99,7 @@ class ProjectedGradientBackend(QPBackend):
                 break
             if f_new < best - self.rtol * scale:
                 best, best_at = f_new, n_iter
-            elif n_iter - best_at >= self.patience:
+            elif n_iter - best_at >= self.stall_iter:
                 converged = True  # stagnated: no progress at the tolerance for a window
                 break
         return self.safeguard(qp, x, x0, n_iter, converged, gap=gap, lipschitz=L)

@@ -12,7 +12,7 @@ from .cause_fs import AllFeatures, CauseFSSelector
 from .laplacian_score import LaplacianScore
 from .mcfs import MCFS
 from .ndfs import NDFS
-from .registry import SelectorRegistry, available_selectors, get_selector, make_selector
+from .catalog import SelectorRegistry, available_selectors, get_selector, make_selector
 from .spec import SPEC
 from .udfs import UDFS
 

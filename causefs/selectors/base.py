@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import ClassVar
@@ -11,19 +10,12 @@ from typing import ClassVar
 import numpy as np
 
 from ..core.parts import Part
-from ..core.validation import constructor_defaults
+from ..core.validation import constructor_defaults, same_value
 
 
 def ranking_from_scores(scores: np.ndarray) -> np.ndarray:
     """Feature indices, best first (higher score first, ties by smaller index)."""
     return np.argsort(-np.asarray(scores, dtype=float), kind="stable")
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, float) or isinstance(b, float):
-        return isinstance(a, (int, float)) and isinstance(b, (int, float)) \
-            and math.isclose(a, b)
-    return a == b
 
 
 def accepts_nuisance(selector) -> bool:
@@ -107,9 +99,4 @@ class Selector(Part, ABC):
         result: a report names a result's row by them (``MCFS (n_neighbors=10)``)."""
         defaults = cls.defaults()
         return {k: v for k, v in options.items() if k not in cls.result_neutral
-                and not (k in defaults and _same(v, defaults[k]))}
-
-    @classmethod
-    def is_default(cls, options: Mapping) -> bool:
-        """Whether ``options`` are the defaults (:meth:`changed_options` is empty)."""
-        return not cls.changed_options(options)
+                and not (k in defaults and same_value(v, defaults[k]))}

@@ -13,7 +13,7 @@ from .udfs import UDFS
 BUILTIN_SELECTORS = (CauseFSSelector, AllFeatures, LaplacianScore, SPEC, MCFS, UDFS, NDFS)
 
 
-@hookimpl
+@hookimpl(tryfirst=True)
 def causefs_register_selectors(registry):
     for selector in BUILTIN_SELECTORS:
         registry.add_selector(selector)

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
 
-from ..core.scheduler import seconds_by
-from ..core.validation import InvalidParameterError, constructor_defaults
+from ..core.loop import seconds_by
+from ..core.validation import (
+    InvalidParameterError,
+    config_value,
+    constructor_defaults,
+    same_value,
+)
 from ..engine import build_parts, part_spec, schedule_spec
 from ..estimator import CauseFS
 from ..model.diagnostics import describe as describe_weights
-from ..model.settings import DEFAULTS, Settings, affects_result, setting_names
+from ..model.settings import DEFAULTS, Settings, SettingsWarning, affects_result, setting_names
 from ..plugins.registry import parts
-from .base import Selector, _same
+from .base import Selector
 
 #: settings every method gets from the experiment (:meth:`Selector.score`'s arguments,
 #: and the scaling applied to the data before any method sees it)
@@ -39,11 +45,26 @@ def part_change(group: str, spec, default: str) -> str | None:
     registry = parts()
     known = constructor_defaults(registry.get(group, name)) \
         if name in registry.names(group) else {}
-    changed = {k: v for k, v in options.items() if not (k in known and _same(v, known[k]))}
+    changed = {k: v for k, v in options.items() if not (k in known and same_value(v, known[k]))}
     if name == default and not changed:
         return None
     return str(name) + (f"({', '.join(f'{k}={v}' for k, v in changed.items())})"
                         if changed else "")
+
+
+def _quiet_parts(settings: Settings):
+    """The parts of ``settings``, checked; what the fit will warn about is not said twice."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SettingsWarning)
+        return build_parts(settings)
+
+
+def _written(value):
+    """``value`` as a result file holds it (a part instance by its repr)."""
+    try:
+        return config_value(value)
+    except TypeError:
+        return repr(value)
 
 
 class CauseFSSelector(Selector):
@@ -65,7 +86,7 @@ class CauseFSSelector(Selector):
         # resolved with their options
         settings = Settings(**{**self.defaults(), **options})
         self._options = {name: getattr(settings, name) for name in self.defaults()}
-        build_parts(settings)
+        _quiet_parts(settings)
 
     @classmethod
     def defaults(cls) -> dict:
@@ -78,7 +99,7 @@ class CauseFSSelector(Selector):
     def result_options(self) -> dict:
         """The settings that can change the result; the schedule, kernel and QP backend
         as mappings of their normalized options (:func:`causefs.engine.part_spec`)."""
-        parts = build_parts(Settings(**self._options))
+        parts = _quiet_parts(Settings(**self._options))
         return {**super().result_options(), "schedule": schedule_spec(parts),
                 "kernel": part_spec(parts.kernel), "qp": part_spec(parts.qp)}
 
@@ -96,7 +117,11 @@ class CauseFSSelector(Selector):
 
     def details(self) -> dict:
         est = self.estimator_
-        return {"objective_history": est.objective_history_.tolist(),
+        return {"settings": {name: _written(getattr(est.settings_, name))
+                             for name in setting_names()},
+                "terms": [{key: _written(value) for key, value in term.items()}
+                          for term in est.terms_],
+                "objective_history": est.objective_history_.tolist(),
                 "final_terms": est.trace_[-1]["terms"] if est.trace_ else None,
                 "n_iter": est.n_iter_, "converged": est.converged_,
                 "stop_reason": est.stop_reason_,
@@ -133,7 +158,7 @@ class CauseFSSelector(Selector):
                 text = part_change(key, value, getattr(DEFAULTS, key))
                 if text is not None:
                     changed[key] = text
-            elif not _same(value, getattr(DEFAULTS, key)):
+            elif not same_value(value, getattr(DEFAULTS, key)):
                 changed[key] = value
         return changed
 

@@ -5,14 +5,17 @@ A plugin author tests a new block the way the built-ins are tested::
     from causefs.testing import check_block
     check_block(MyBlock())            # descent, purity, validity, determinism
 
-and ``check_kernel`` / ``check_qp_backend`` for kernels and QP backends. The hypothesis
+``check_term`` for an objective term (its value against an independent computation, the
+parts it adds to the subproblems against differences of its value), ``check_kernel`` /
+``check_qp_backend`` for kernels and QP backends. The hypothesis
 strategies behind them are in :mod:`causefs.testing.strategies`; the hypothesis profiles
 they run under (``causefs-ci``, ``causefs-dev``) in :mod:`causefs.testing.profiles`.
 """
 
 from .checks import check_block, check_kernel, check_qp_backend, check_state, check_step
 from .profiles import load_profile
-from .strategies import problems, random_graph, simplex_qps, states
+from .strategies import cause_fs_objective, problems, random_graph, simplex_qps, states
+from .term_checks import check_term
 
 __all__ = [
     "check_block",
@@ -20,6 +23,8 @@ __all__ = [
     "check_qp_backend",
     "check_state",
     "check_step",
+    "check_term",
+    "cause_fs_objective",
     "load_profile",
     "problems",
     "random_graph",

@@ -23,8 +23,7 @@ from ..core.contracts import (
     check_writes,
     fingerprints,
 )
-from ..core.state import STATE_FIELDS, State
-from ..model.objective import CauseFSObjective
+from ..core.state import State
 from ..qp import QPResult, SimplexQP
 from ..qp.gradient_projection_cg import GradientProjectionCGBackend
 from .strategies import problems, simplex_qps, states
@@ -47,70 +46,22 @@ def _close(a, b, rtol=1e-10) -> bool:
     return a.shape == b.shape and np.allclose(a, b, rtol=rtol, atol=rtol * (np.abs(a).max() + 1e-300))
 
 
-def _check_graph(name, A, n, k):
-    assert sp.issparse(A), f"{name} must be a scipy.sparse matrix, got {type(A).__name__}"
-    assert A.shape == (n, n), f"{name} has shape {A.shape}, expected {(n, n)}"
-    A = sp.csc_array(A)
-    assert np.all(np.isfinite(A.data)) and np.all(A.data >= 0), f"{name} has negative or non-finite entries"
-    sums = np.asarray(A.sum(axis=0)).ravel()
-    assert np.allclose(sums, 1.0, atol=1e-9), f"{name} columns must sum to 1 (got {sums.min()}..{sums.max()})"
-    assert np.all(np.diff(A.indptr) <= k), f"{name} has a column with more than k={k} non-zeros"
-    assert not np.any(A.diagonal()), f"{name} has a self loop"
-
-
 def check_state(state: State) -> None:
-    """Assert that every variable set in ``state`` satisfies its constraints
-    (docs/MODEL.md, "Variables")."""
-    p = state.problem
-    n, d, h, k = p.n_samples, p.n_features, p.n_clusters, p.n_neighbors
-    if state.W is not None:
-        assert state.W.shape == (d, h), f"W has shape {state.W.shape}, expected {(d, h)}"
-        assert np.all(np.isfinite(state.W)), "W has non-finite entries"
-    if state.D is not None:
-        assert state.D.shape == (d,) and np.all(state.D > 0) and np.all(np.isfinite(state.D)), \
-            "D must be positive and finite, shape (d,)"
-    if state.F is not None:
-        assert state.F.shape == (n, h), f"F has shape {state.F.shape}, expected {(n, h)}"
-        error = np.abs(state.F.T @ state.F - np.eye(h)).max()
-        assert error <= 1e-8, f"F is not orthonormal: max |F'F - I| = {error:.3g}"
-    if state.mu is not None:
-        mu = state.mu
-        assert mu.shape == (n,), f"mu has shape {mu.shape}, expected {(n,)}"
-        assert np.all(mu >= 0), f"mu has negative entries (min {mu.min():.3g})"
-        assert abs(mu.sum() - p.mu_total) <= 1e-9 * p.mu_total, \
-            f"sum(mu) = {mu.sum()!r}, expected {p.mu_total}"
-    if state.G is not None:
-        _check_graph("G", state.G, n, k)
-    if state.xi is not None:
-        assert state.xi.shape == (n,) and np.all(state.xi >= 0), "xi must be >= 0, shape (n,)"
-    if state.S is not None:
-        for m, S in enumerate(state.S):
-            _check_graph(f"S[{m}]", S, n, k)
-    if state.gamma is not None:
-        assert state.S is not None and len(state.S) == len(state.gamma), \
-            "S and gamma must have one entry per group"
-        for m, gamma in enumerate(state.gamma):
-            assert gamma.shape == (n,) and np.all(gamma >= 0), f"gamma[{m}] must be >= 0, shape (n,)"
-    if state.groups is not None:
-        assert state.groups.shape == (d,), "groups must have shape (d,)"
-        M = int(state.groups.max()) + 1
-        assert set(np.unique(state.groups)) == set(range(M)), \
-            f"groups must use every label 0..{M - 1} (got {np.unique(state.groups)})"
-        if state.nu is not None:
-            assert state.nu.shape == (M,), f"nu has {state.nu.size} weights for {M} groups"
-            assert np.all(state.nu >= 0) and abs(state.nu.sum() - 1) <= 1e-9, \
-                "nu must lie on the simplex"
-        if state.S is not None:
-            assert len(state.S) == M, f"{len(state.S)} granular graphs for {M} groups"
-    if state.K is not None:
-        assert state.K.shape == (d, d) and state.K.dtype == bool, "K must be bool (d, d)"
-        assert not np.any(np.diag(state.K)), "a feature cannot confound itself (K diagonal)"
-    if state.Theta is not None:
-        assert p.Z is not None, "Theta is set but the problem has no nuisance variables Z"
-        q = p.Z.shape[1]
-        assert state.Theta.shape == (q, d), f"Theta has shape {state.Theta.shape}, " \
-            f"expected {(q, d)}"
-        assert np.all(np.isfinite(state.Theta)), "Theta has non-finite entries"
+    """Assert that every variable set in ``state`` has the shape its field declares and
+    meets the field's constraint (its ``check``; docs/MODEL.md, "Variables")."""
+    for name, field in state.fields.items():
+        if field.role != "variable":
+            continue
+        value = getattr(state, name)
+        if value is None:
+            continue
+        expected = field.shape_in(state.problem)
+        if expected is not None:
+            for v in (value if field.sequence else (value,)):
+                assert np.shape(v) == expected, \
+                    f"{name} has shape {np.shape(v)}, expected {expected} ({field.doc})"
+        if field.check is not None:
+            field.check(value, state)
 
 
 def check_step(block, state: State, rtol: float = 1e-9) -> State:
@@ -119,8 +70,9 @@ def check_step(block, state: State, rtol: float = 1e-9) -> State:
     The contract the scheduler checks with ``check="strict"``
     (:mod:`causefs.core.contracts`: a new State of the same problem, every declared write
     set and finite, only declared writes changed, the input untouched, no rise of the
-    objective for a descent block, with re-estimated adaptive parameters substituted into
-    both sides), plus valid variables (:func:`check_state`) and determinism.
+    problem's objective for a descent block, with re-estimated adaptive parameters
+    substituted into both sides), plus valid variables (:func:`check_state`) and
+    determinism.
     """
     prints = fingerprints(state)
     new = block.step(state)
@@ -129,7 +81,7 @@ def check_step(block, state: State, rtol: float = 1e-9) -> State:
         check_writes(block, new)
         check_finite(block, state, new)
         check_purity(block, state, prints, new)
-        check_descent(block, CauseFSObjective(), state, new, rtol)
+        check_descent(block, state.problem.objective, state, new, rtol)
     except BlockContractError as exc:
         raise AssertionError(str(exc)) from exc
     check_state(new)
@@ -150,7 +102,9 @@ def check_block(block, *, strategy=None, max_examples: int | None = None,
     ----------
     block : Block
     strategy : hypothesis strategy of State, optional
-        Defaults to :func:`~causefs.testing.strategies.states`.
+        Defaults to :func:`~causefs.testing.strategies.states` (CAUSE-FS's objective
+        with random weights; a block is checked against the objective of its states'
+        problem: ``states(problem_options)``/``problems(extra_terms=...)`` adds terms).
     max_examples : int, optional
         Defaults to the current hypothesis profile's.
     rtol : float
@@ -163,8 +117,8 @@ def check_block(block, *, strategy=None, max_examples: int | None = None,
     def property_(state):
         if block.kind == "init":  # an init block runs before the variables it does not read
             keep = set(block.reads) | set(block.optional_reads)
-            state = State(state.problem, **{f: getattr(state, f) for f in STATE_FIELDS
-                                            if f in keep})
+            state = State(state.problem, **{name: value for name, value in
+                                            state.values.items() if name in keep})
         check_step(block, state, rtol)
 
     property_()

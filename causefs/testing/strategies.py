@@ -10,13 +10,14 @@ import numpy as np
 import scipy.sparse as sp
 from hypothesis import strategies as st
 
-from ..blocks.selection_matrix import irls_weights
 from ..core.state import State
-from ..engine import balance_of
+from ..engine import DEFAULT_TERMS, balance_of
 from ..kernels import LinearKernel
-from ..model.nuisance import code_nuisance
+from ..model.nuisance_coding import code_nuisance
+from ..model.objective import Objective
 from ..model.problem import Problem
-from ..model.treatment_coding import treatment_coding
+from ..model.treatments import treatment_coding
+from ..plugins.registry import parts as registered_parts
 from ..qp import SimplexQP
 
 
@@ -62,12 +63,27 @@ def random_nuisance(rng: np.random.Generator, n: int, X: np.ndarray) -> np.ndarr
     return code_nuisance(covariates, n)
 
 
+def cause_fs_objective(alpha: float = 1.0, beta: float = 1e-4, lam: float = 1.0,
+                       eps: float = 1e-8, terms=DEFAULT_TERMS, extra=()) -> Objective:
+    """CAUSE-FS's objective (the registered terms ``terms``) with these weights, and the
+    term instances ``extra`` after them."""
+    registry = registered_parts()
+    weights = {"alpha": alpha, "beta": beta, "lam": lam, "eps": eps}
+    built = []
+    for name in terms:
+        cls = registry.get("term", name)
+        built.append(cls(**{key: weights[key] for key in cls.requires if key in weights}))
+    return Objective([*built, *extra])
+
+
 @st.composite
 def problems(draw, min_samples=12, max_samples=30, min_features=3, max_features=10,
-             kernel=None, beta=None, sample_weights=None):
+             kernel=None, beta=None, sample_weights=None, extra_terms=()):
     """A random :class:`~causefs.model.problem.Problem` (small sizes; the balance operator
     is the linear kernel's unless ``kernel`` is given, in the ``auto`` balance form),
-    with coded nuisance variables Z (:func:`random_nuisance`).
+    with coded nuisance variables Z (:func:`random_nuisance`) and CAUSE-FS's objective
+    with random weights (:func:`cause_fs_objective`), plus the term instances
+    ``extra_terms``.
 
     Some problems are as small as the closed forms allow (``n = k + 2``) and some have
     binary or mostly tied columns, whose median split leaves a group empty.
@@ -88,14 +104,16 @@ def problems(draw, min_samples=12, max_samples=30, min_features=3, max_features=
         X[:, tied] = np.where(rng.random((n, tied.size)) < 0.8, 0.0, 1.0)
         X[0, tied], X[2, tied] = 0.0, 1.0
     log_uniform = lambda low, high: float(10 ** rng.uniform(low, high))  # noqa: E731
+    objective = cause_fs_objective(
+        alpha=log_uniform(-2, 2),
+        beta=beta if beta is not None else draw(st.sampled_from([0.0, log_uniform(-3, 1)])),
+        lam=log_uniform(-3, 1), eps=log_uniform(-10, -4), extra=extra_terms)
     return Problem(
         X=X,
         coding=treatment_coding(X, "median", draw(st.sampled_from(["group", "paper"]))),
         n_clusters=h,
-        alpha=log_uniform(-2, 2),
-        beta=beta if beta is not None else draw(st.sampled_from([0.0, log_uniform(-3, 1)])),
-        lam=log_uniform(-3, 1),
-        eps=log_uniform(-10, -4),
+        objective=objective,
+        fields=registered_parts().fields,
         n_neighbors=k,
         sample_weights=sample_weights if sample_weights is not None
         else draw(st.sampled_from(["simplex", "mean_one"])),
@@ -106,9 +124,9 @@ def problems(draw, min_samples=12, max_samples=30, min_features=3, max_features=
 
 
 @st.composite
-def states(draw, problem=None, granular=True, **problem_options):
-    """A random valid :class:`~causefs.core.state.State` with every variable set
-    (:data:`~causefs.core.state.STATE_FIELDS`).
+def states(draw, problem=None, granular=True, extra=None, **problem_options):
+    """A random valid :class:`~causefs.core.state.State` with every variable of
+    CAUSE-FS set (:mod:`causefs.model.variables`; a plugin's own variables: ``extra``).
 
     ``granular=False`` gives a state without granular graphs (ablation II), ``None``
     draws either. Adaptive parameters gamma and xi are random non-negative numbers (the
@@ -133,7 +151,7 @@ def states(draw, problem=None, granular=True, **problem_options):
     density = draw(st.sampled_from([0.7, 0.0, 1.0]))  # random, empty, full confounder sets
     K = (rng.random((d, d)) < density) & ~np.eye(d, dtype=bool) & is_treatment[None, :]
     adaptive_scale = draw(st.sampled_from([1.0, 0.0]))  # 0: gamma and xi exactly zero
-    fields = dict(W=W, D=irls_weights(W, p.eps), F=F, mu=mu, K=K, G=random_graph(rng, n, k),
+    fields = dict(W=W, F=F, mu=mu, K=K, G=random_graph(rng, n, k),
                   xi=adaptive_scale * rng.random(n) * 10 ** rng.uniform(-3, 1))
     if p.Z is not None:  # the blocks then fit X - Z Theta
         fields["Theta"] = 0.1 * rng.standard_normal((p.Z.shape[1], d))
@@ -150,6 +168,8 @@ def states(draw, problem=None, granular=True, **problem_options):
             gamma=tuple(adaptive_scale * rng.random(n) * 10 ** rng.uniform(-3, 1)
                         for _ in range(M)),
         )
+    if extra is not None:  # a plugin's variables, drawn by its own function
+        fields.update(extra(p, rng))
     return State(p, **fields)
 
 

@@ -2,7 +2,8 @@
 Write a block and test it with causefs.testing
 ==============================================
 
-A plugin adds blocks (variable updates), kernels, QP backends, schedules and selectors.
+A plugin adds blocks (variable updates), objective terms, kernels, QP backends,
+stopping rules, schedules and selectors.
 This example writes one descent block, checks it with the property suite every built-in
 block passes (:func:`causefs.testing.check_block`: the objective never rises, the input
 state is not mutated, only the declared variables change, the result is valid and
@@ -15,14 +16,13 @@ schedule.
 # The block
 # ---------
 # ``ShrinkSelection`` rescales W by the factor among a few candidates (1 included) that
-# gives the lowest objective, so it is a descent block by construction; it keeps D, the
-# IRLS weights, those of the new W.
+# gives the lowest objective, so it is a descent block by construction, whatever terms
+# the schedule's objective has (``derived_for = "*"``: it evaluates J itself).
 import matplotlib.pyplot as plt
 import numpy as np
 
 from causefs import CauseFS, Schedule, objective
 from causefs.blocks import Block
-from causefs.blocks.selection_matrix import irls_weights
 from causefs.engine import resolve_schedule
 from causefs.testing import check_block, load_profile
 
@@ -30,18 +30,16 @@ from causefs.testing import check_block, load_profile
 class ShrinkSelection(Block):
     name = "shrink_selection"
     kind = "descent"
-    reads = ("X", "mu", "W", "F")
+    reads = ("X_adjusted", "mu", "W", "F")
     optional_reads = ("S", "groups", "nu", "G", "xi", "gamma", "K")
-    writes = ("W", "D")
+    writes = ("W",)
+    derived_for = "*"
 
     def __init__(self, factors=(0.5, 0.8, 0.9, 1.0)):
         self.factors = tuple(factors)
 
     def step(self, state):
-        eps = state.problem.eps
-        candidates = [state.replace(W=c * state.W,
-                                    D=irls_weights(c * state.W, eps))
-                      for c in self.factors]
+        candidates = [state.replace(W=c * state.W) for c in self.factors]
         return min(candidates, key=lambda s: objective(s).total)
 
 

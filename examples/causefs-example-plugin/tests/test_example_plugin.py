@@ -4,17 +4,37 @@ import numpy as np
 import pytest
 
 from causefs import CauseFS
-from causefs.plugins import available, get_block, make_kernel, make_qp_backend
+from causefs.plugins import available, get_block, get_term, make_kernel, make_qp_backend
 from causefs.selectors import available_selectors, make_selector
-from causefs.testing import check_block, check_kernel, check_qp_backend
+from causefs.testing import check_block, check_kernel, check_qp_backend, check_term
 
 
 def test_the_entry_point_registers_every_piece():
     assert "procrustes_embedding" in available("block")
+    assert "ridge" in available("term")
     assert "laplace" in available("kernel")
     assert "osqp" in available("qp")
-    assert "procrustes" in available("schedule")
+    assert {"procrustes", "elastic_net"} <= set(available("schedule"))
     assert "variance" in available_selectors()
+
+
+def test_term_contract():
+    """Its value against a sum written out, its W system and gradient against
+    differences of its value."""
+    def reference(state):
+        return 0.3 * sum(w * w for w in state.W.ravel())
+
+    check_term(get_term("ridge")(weight=0.3), reference)
+
+
+def test_a_fit_with_the_term_by_name():
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(c, 1.0, size=(20, 6)) for c in (0.0, 4.0, 8.0)])
+    est = CauseFS(n_clusters=3, schedule="elastic_net", max_iter=3, check="strict",
+                  random_state=0).fit(X)
+    assert {"name": "ridge", "weight": 0.1} in est.terms_
+    ridge = [record["terms"]["ridge"] for record in est.trace_ if record["terms"]]
+    assert ridge and ridge[-1] == pytest.approx(0.1 * np.sum(est.W_ ** 2))
 
 
 def test_block_contract():

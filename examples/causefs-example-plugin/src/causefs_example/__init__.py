@@ -3,6 +3,8 @@
 from .laplace_kernel import LaplaceKernel
 from .osqp_backend import OSQPBackend
 from .procrustes_embedding import ProcrustesEmbeddingBlock
+from .ridge_term import RidgeTerm
 from .variance_selector import VarianceSelector
 
-__all__ = ["LaplaceKernel", "OSQPBackend", "ProcrustesEmbeddingBlock", "VarianceSelector"]
+__all__ = ["LaplaceKernel", "OSQPBackend", "ProcrustesEmbeddingBlock", "RidgeTerm",
+           "VarianceSelector"]

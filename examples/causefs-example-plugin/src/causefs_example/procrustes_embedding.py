@@ -15,10 +15,13 @@ class ProcrustesEmbeddingBlock(Block):
 
     name = "procrustes_embedding"
     kind = "descent"
-    reads = ("X", "mu", "W", "F")
+    reads = ("X_adjusted", "mu", "W", "F")
     writes = ("F",)
+    # the terms of CAUSE-FS that depend on F, for which the update was derived: a
+    # schedule whose objective has another term depending on F is refused
+    derived_for = ("regression", "fused_smoothness")
 
     def step(self, state):
-        target = state.mu[:, None] * (state.X @ state.W)
+        target = state.mu[:, None] * (state.X_adjusted @ state.W)
         U, _, Vt = np.linalg.svd(state.F.T @ target)
         return state.replace(F=state.F @ (U @ Vt))

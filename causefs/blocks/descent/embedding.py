@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.parts import Cost
-from ..core.state import State
-from ..core.validation import Interval, check_value
-from ..numerics.laplacian import laplacian_matrix, symmetric_degree
-from .base import Block
+from ...core.parts import Cost
+from ...core.state import State
+from ...core.validation import Interval, check_value
+from ...model.subproblems import EmbeddingSystem
+from ..base import Block
 
 
 def polar_factor(M: np.ndarray) -> np.ndarray:
@@ -31,14 +31,17 @@ def polar_factor(M: np.ndarray) -> np.ndarray:
 
 
 class EmbeddingBlock(Block):
-    """Minimize ``Tr(F'(alpha I + L_G)F) - 2 alpha Tr(F' X~ W)`` over ``F'F = I``.
+    """Minimize the objective's F subproblem ``Tr(F'AF) - 2 Tr(F'B)`` over ``F'F = I``
+    (:class:`~causefs.model.subproblems.EmbeddingSystem`; CAUSE-FS: ``A = alpha I +
+    L_G``, ``B = alpha X~ W``).
 
-    Generalized power iteration maximizes ``Tr(F'(eta I - A)F) + 2 Tr(F'B)`` with
-    ``A = alpha I + L_G``, ``B = alpha X~ W`` and ``F <- polar(2 (eta I - A) F + 2 B)``;
-    every iteration is monotone when ``eta >= lambda_max(A)``. The Gershgorin bound
-    ``eta = alpha + 2 max degree`` is used (an iterative eigensolver for lambda_max was
-    seen to stall). Warm-started from the current F; only products with the
-    sparse L_G are needed.
+    Generalized power iteration maximizes ``Tr(F'(eta I - A)F) + 2 Tr(F'B)`` by
+    ``F <- polar(2 (eta I - A) F + 2 B)``; every iteration is monotone when
+    ``eta >= lambda_max(A)``. The terms bound the largest eigenvalue of their parts
+    (Gershgorin's ``2 max degree`` for a graph Laplacian: an iterative eigensolver for
+    lambda_max was seen to stall); the identity parts are constant on ``F'F = I``.
+    Warm-started from the current F; only products with the (sparse) operators are
+    needed.
 
     Parameters
     ----------
@@ -52,8 +55,9 @@ class EmbeddingBlock(Block):
     name = "embedding"
     accepts_sparse = True
     kind = "descent"
-    reads = ("X", "mu", "W", "F", "G")
+    reads = ("X_adjusted", "mu", "W", "F", "G")
     writes = ("F",)
+    subproblem = EmbeddingSystem
 
     def __init__(self, max_iter: int = 200, tol: float = 1e-10):
         self.max_iter = check_value("max_iter", max_iter, Interval(int, 0))
@@ -67,20 +71,19 @@ class EmbeddingBlock(Block):
         return Cost(ops=30.0 * self.max_iter * n * h, memory={"embedding": 6 * n * h * 8})
 
     def step(self, state: State) -> State:
-        p = state.problem
-        B = p.alpha * (state.mu[:, None] * (state.X @ state.W))
-        L = laplacian_matrix(state.G)  # formed once: every inner iteration multiplies by it
-        shift = 2.0 * symmetric_degree(state.G).max()  # eta - alpha (Gershgorin)
+        system = state.problem.objective.subproblem(EmbeddingSystem, state, "F")
+        B, shift = system.rhs, system.shift  # shift: eta less the identity parts
+        L = system.apply  # the operators are formed once: every iteration multiplies
 
-        def value(F, LF):  # Tr(F'L F) - 2 Tr(F'B); alpha Tr(F'F) = alpha h is constant
+        def value(F, LF):  # Tr(F'A F) - 2 Tr(F'B) less the constant identity part
             return float(np.einsum("ij,ij->", F, LF) - 2.0 * np.einsum("ij,ij->", F, B))
 
         F = state.F
-        LF = L @ F
+        LF = L(F)
         current = value(F, LF)
         for _ in range(self.max_iter):
             F_new = polar_factor(shift * F - LF + B)
-            LF_new = L @ F_new
+            LF_new = L(F_new)
             new = value(F_new, LF_new)
             if new > current:  # rounding only: GPI is monotone
                 break

@@ -11,7 +11,6 @@ from typing import Protocol
 
 from . import progress
 from .contracts import CHECKS, Contract
-from .convergence import ObjectiveChange
 from .schedule import validate_blocks
 from .state import State
 from .validation import check_choice
@@ -25,13 +24,13 @@ LOG_INTERVAL = 5.0
 class Objective(Protocol):
     """What the scheduler minimizes; it knows nothing else about the model.
 
-    ``needs(problem)`` names the state variables that must be set before the objective
-    can be evaluated; ``objective(state, cache)`` returns an object with ``total`` (a
-    float) and ``terms`` (a dict), reusing ``cache`` (a dict the scheduler keeps for
-    one run) as it likes. :class:`causefs.model.objective.CauseFSObjective` is CAUSE-FS's.
+    ``needs`` names the state variables that must be set before the objective can be
+    evaluated; ``objective(state, cache)`` returns an object with ``total`` (a float) and
+    ``terms`` (a dict), reusing ``cache`` (a dict the scheduler keeps for one run) as it
+    likes. :class:`causefs.model.objective.Objective` (a sum of terms) is the model's.
     """
 
-    def needs(self, problem) -> tuple: ...
+    needs: tuple
 
     def __call__(self, state: State, cache: dict | None = None): ...
 
@@ -87,7 +86,7 @@ class _Run:
 
     def __init__(self, state, objective, *, trace, check, rtol, callback):
         self.state, self.objective = state, objective
-        self.needs = set(objective.needs(state.problem))
+        self.needs = set(objective.needs)
         self.trace, self.callback = trace, callback
         self.records: list = []
         self.cache: dict = {}  # objective terms whose inputs a block left untouched
@@ -179,17 +178,17 @@ class _Loop:
 
 
 def run_schedule(state: State, init: Sequence, loop: Sequence, *, objective: Objective,
-                 max_iter: int = 30, tol: float = 1e-5, stopping: Sequence = (),
+                 max_iter: int = 30, stopping: Sequence = (),
                  structure_iter: int | None = None, callback: Callable | None = None,
                  trace: bool = False, check: str = "cheap",
                  rtol: float = 1e-9, log_level: int = logging.DEBUG) -> FitResult:
     """Run the init blocks once, then the loop until a stopping rule is met or
     ``max_iter`` iterations.
 
-    Stopping rules: ``|J_prev - J| <= tol * |J_prev|`` between consecutive iterations
-    (:class:`~causefs.core.convergence.ObjectiveChange`) and the rules in ``stopping``.
-    Structural blocks (which change the objective itself) run in the first
-    ``structure_iter`` iterations only, or until a rule is first met; the structure is
+    Stopping rules (:class:`~causefs.core.convergence.StoppingRule`, e.g.
+    :class:`~causefs.core.convergence.ObjectiveChange`) are checked in the order given
+    after every iteration; the first met names the reason. Structural blocks (which
+    change the objective itself) run in the first ``structure_iter`` iterations only, or until a rule is first met; the structure is
     then frozen and the rules start over (None: structural blocks run every iteration,
     the paper's Algorithm 1). ``callback(record)`` is called after every block with its
     trace record. With
@@ -226,7 +225,7 @@ def run_schedule(state: State, init: Sequence, loop: Sequence, *, objective: Obj
     check_choice("check", check, CHECKS)
     run = _Run(state, objective, trace=trace, check=check, rtol=rtol, callback=callback)
     validate_blocks(init, loop, tuple(run.needs), state.available())
-    plan = _Loop(loop, [ObjectiveChange(tol), *stopping], structure_iter, log_level)
+    plan = _Loop(loop, stopping, structure_iter, log_level)
     start = time.perf_counter()
     record = run.phase(init, 0)
     history = [record["objective"] if record else objective(run.state, run.cache).total]

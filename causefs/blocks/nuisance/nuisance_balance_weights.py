@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.parts import Cost
-from ..core.state import State
-from ..core.validation import Interval, check_value
-from ..qp import SimplexQP
-from .base import Block
+from ...core.parts import Cost
+from ...core.state import State
+from ...core.validation import Interval, check_value
+from ...qp import SimplexQP
+from ..base import Block
 
 
 class NuisanceBalanceWeightsBlock(Block):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.state import State
-from ..model.settings import DEFAULTS, check_setting
-from ..model.treatments import bounded_treatments
-from .base import Block
+from ...core.state import State
+from ...model.settings import DEFAULTS, check_setting
+from ...model.treatments import bounded_treatments
+from ..base import Block
 
 
 class InitialConfoundersBlock(Block):
@@ -23,7 +23,7 @@ class InitialConfoundersBlock(Block):
     name = "initial_confounders"
     accepts_sparse = True
     kind = "init"
-    reads = ("X",)
+    reads = ("X_adjusted",)
     optional_reads = ("W",)
     writes = ("K",)
     requires = ("max_treatments",)
@@ -33,6 +33,6 @@ class InitialConfoundersBlock(Block):
 
     def step(self, state: State) -> State:
         d = state.problem.n_features
-        kept = bounded_treatments(state.X, state.problem.coding, state.W, self.max_treatments)
+        kept = bounded_treatments(state.X_adjusted, state.problem.coding, state.W, self.max_treatments)
         K = ~np.eye(d, dtype=bool) & kept[None, :]
         return state.replace(K=K)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 from scipy.cluster.hierarchy import linkage
 
-from ..core.parts import Cost
-from ..core.state import State
-from ..core.validation import check_choice
-from ..model.settings import DEFAULTS, check_setting
-from ..numerics.feature_clustering import choose_groups, ward_tree_1d
-from .base import Block
-from .granular_graphs import granular_graphs
-from .graph_cost import graph_cost
+from ...budget.graphs import graph_cost
+from ...core.parts import Cost
+from ...core.state import State
+from ...core.validation import check_choice
+from ...model.settings import DEFAULTS, check_setting
+from ...numerics.feature_clustering import choose_groups, ward_tree_1d
+from ..base import Block
+from ..descent.granular_graphs import granular_graphs
 
 GROUPING_FEATURES = ("contribution", "rows")
 
@@ -48,7 +48,7 @@ class GranularityBlock(Block):
     name = "granularity"
     accepts_sparse = True
     kind = "structural"
-    reads = ("X", "W", "mu", "G")
+    reads = ("X_adjusted", "W", "mu", "G")
     writes = ("groups", "nu", "S", "gamma")
     requires = ("max_granularity", "neighbor_algorithm")
 

@@ -4,60 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-import scipy.sparse as sp
-
-from ..core.parts import Cost
-from ..core.state import State
-from ..core.validation import NONE, InstanceOf, Interval, check_choice, check_value
-from ..numerics.laplacian import symmetric_degree
-from ..qp import QPBackend, SimplexQP
-from .base import Block
-
-
-def granular_hessian(state: State):
-    """Sparse ``sum_m H_m`` with ``mu' H_m mu = 1/2 sum_ij S_ij ||mu_i p_i - mu_j p_j||^2``.
-
-    ``p_i = x_i R_m W``; ``H_m = diag(deg * ||p||^2) - Sym(S) o (p_i . p_j)`` has the
-    sparsity of ``S[m] + S[m]'``. Returns None without granular graphs.
-    """
-    if not state.n_granularities:
-        return None
-    n = state.problem.n_samples
-    rows, cols, vals = [], [], []
-    for m, S in enumerate(state.S):
-        idx = np.flatnonzero(state.groups == m)
-        P = state.X[:, idx] @ state.W[idx]
-        coo = sp.coo_array(S)
-        inner = np.einsum("ij,ij->i", P[coo.row], P[coo.col])
-        off = -0.5 * coo.data * inner
-        diag = symmetric_degree(S) * np.einsum("ij,ij->i", P, P)
-        rows += [coo.row, coo.col, np.arange(n)]
-        cols += [coo.col, coo.row, np.arange(n)]
-        vals += [off, off, diag]
-    return sp.csr_array(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n)
-    )
+from ...core.parts import Cost
+from ...core.state import State
+from ...core.validation import NONE, InstanceOf, Interval, check_choice, check_value
+from ...model.subproblems import SampleWeightQP
+from ...qp import QPBackend, SimplexQP
+from ..base import Block
 
 
 def sample_weight_qp(state: State) -> SimplexQP:
-    """The mu subproblem ``min mu'H mu + q'mu`` as ``1/2 mu'(2H) mu + q'mu``.
-
-    Regression: ``alpha sum_i (mu_i^2 ||x_i W||^2 - 2 mu_i <x_i W, F_i>)``; granular
-    graphs: :func:`granular_hessian`; balance: ``beta`` times the kernel's operator.
-    """
-    p = state.problem
-    XW = state.X @ state.W
-    H_graph = granular_hessian(state)
-    balance = p.balance_operator(state.K) if p.beta != 0 else None
-    return SimplexQP(
-        diag=2.0 * p.alpha * np.einsum("ij,ij->i", XW, XW),
-        linear=-2.0 * p.alpha * np.einsum("ij,ij->i", XW, state.F),
-        total=p.mu_total,
-        sparse=None if H_graph is None else 2.0 * H_graph,
-        balance=balance,
-        balance_weight=2.0 * p.beta,
-    )
+    """The objective's mu subproblem as a :class:`~causefs.qp.SimplexQP` on the scaled
+    simplex ``sum(mu) = mu_total`` (CAUSE-FS: regression, granular graphs and beta times
+    the balance operator, eq. u.3)."""
+    parts = state.problem.objective.subproblem(SampleWeightQP, state, "mu")
+    return SimplexQP(diag=parts.diagonal, linear=parts.linear, total=state.problem.mu_total,
+                     sparse=parts.sparse, balance=parts.balance,
+                     balance_weight=parts.balance_weight)
 
 
 PRECISIONS = ("float32", "float64")
@@ -87,9 +49,10 @@ class SampleWeightsBlock(Block):
     name = "sample_weights"
     accepts_sparse = True
     kind = "descent"
-    reads = ("X", "W", "F", "mu", "K")
+    reads = ("X_adjusted", "W", "F", "mu", "K")
     optional_reads = ("S", "groups")
     writes = ("mu",)
+    subproblem = SampleWeightQP
     requires = ("qp",)
 
     #: products with the mu Hessian per step: the solve's budget plus the float64 checks

@@ -1,9 +1,9 @@
-"""The selector layer's registry: methods to compare, from every registered plugin."""
+"""The selector layer's registry: the methods to compare, from every registered plugin."""
 
 from __future__ import annotations
 
 from ..core.validation import construct
-from ..plugins import manager
+from ..plugins.manager import ensure_registered, plugin_manager
 from ..plugins.registry import Registry
 from . import builtin
 from .base import Selector
@@ -13,25 +13,17 @@ class SelectorRegistry(Registry):
     """Feature selectors (:class:`~causefs.selectors.Selector` subclasses) by name."""
 
     BASES = {"selector": Selector}
+    HOOKS = {"causefs_register_selectors": "selector"}
 
     def add_selector(self, cls) -> None:
         """Add a :class:`~causefs.selectors.Selector` subclass under ``cls.name``."""
         self._add_class("selector", cls)
 
 
-def _collect_selectors() -> SelectorRegistry:
-    registry = SelectorRegistry()
-    manager.collect("causefs_register_selectors", registry)
-    return registry
-
-
-_SELECTORS = manager.PerGeneration(_collect_selectors)
-
-
 def selectors() -> SelectorRegistry:
     """The selectors of every registered plugin (rebuilt when the plugins change)."""
-    manager.ensure_registered(builtin, "builtin_selectors")
-    return _SELECTORS.get()
+    ensure_registered(builtin, "builtin_selectors")
+    return plugin_manager().registry(SelectorRegistry)
 
 
 def available_selectors() -> list[str]:

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.parts import Cost
-from ..core.state import State
-from ..core.validation import Interval, check_value
-from ..numerics.simplex import project_simplex
-from .base import Block
-
-
-def standardized(X: np.ndarray) -> np.ndarray:
-    """Columns centred and scaled to unit variance; constant columns become 0."""
-    Z = X - X.mean(axis=0)
-    std = Z.std(axis=0)
-    return Z / np.where(std > 0, std, 1.0)
+from ...core.parts import Cost
+from ...core.state import State
+from ...core.validation import Interval, check_value
+from ...numerics.correlation import standardized
+from ...numerics.simplex import project_simplex
+from ..base import Block
 
 
 def decorrelation_loss(Z: np.ndarray, w: np.ndarray) -> tuple[float, np.ndarray]:
@@ -63,7 +57,7 @@ class DecorrelationWeightsBlock(Block):
 
     name = "decorrelation_weights"
     kind = "init"
-    reads = ("X",)
+    reads = ("X_adjusted",)
     writes = ("mu",)
 
     def __init__(self, penalty: float = 0.1, max_iter: int = 300, tol: float = 1e-6):
@@ -112,4 +106,4 @@ class DecorrelationWeightsBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        return state.replace(mu=self.weights(state.X) * (p.mu_total / p.n_samples))
+        return state.replace(mu=self.weights(state.X_adjusted) * (p.mu_total / p.n_samples))

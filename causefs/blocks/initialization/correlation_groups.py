@@ -6,12 +6,12 @@ import numpy as np
 from scipy.cluster.hierarchy import linkage
 from scipy.spatial.distance import squareform
 
-from ..core.parts import Cost
-from ..core.state import State
-from ..model.settings import DEFAULTS, check_setting
-from ..numerics.feature_clustering import choose_groups
-from .base import Block
-from .confounders import pearson_similarity
+from ...core.parts import Cost
+from ...core.state import State
+from ...model.settings import DEFAULTS, check_setting
+from ...numerics.correlation import pearson_similarity
+from ...numerics.feature_clustering import choose_groups
+from ..base import Block
 
 
 class CorrelationGroupsBlock(Block):
@@ -30,7 +30,7 @@ class CorrelationGroupsBlock(Block):
     name = "correlation_groups"
     accepts_sparse = True
     kind = "init"
-    reads = ("X",)
+    reads = ("X_adjusted",)
     writes = ("groups", "nu")
     requires = ("max_granularity",)
 
@@ -46,7 +46,7 @@ class CorrelationGroupsBlock(Block):
                                                   "systems dominate)"})
 
     def step(self, state: State) -> State:
-        similarity = pearson_similarity(state.X)
+        similarity = pearson_similarity(state.X_adjusted)
 
         def tree():
             # the condensed distances 1 - |corr| built in place: no second (d, d) array

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.state import State
-from .base import Block
+from ...core.state import State
+from ..base import Block
 
 
 class UniformWeightsBlock(Block):
@@ -14,7 +14,6 @@ class UniformWeightsBlock(Block):
     name = "uniform_weights"
     accepts_sparse = True
     kind = "init"
-    reads = ("X",)
     writes = ("mu",)
 
     def step(self, state: State) -> State:

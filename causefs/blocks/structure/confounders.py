@@ -1,44 +1,17 @@
-"""Confounder pruning (Algorithm 1, line 11): refine the confounder set of every treatment."""
+"""Confounder pruning (Algorithm 1, line 11): refine the confounder set K of every treatment."""
 
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
-from ..core.state import State
-from ..core.validation import Interval, check_choice, check_value
-from ..model.settings import DEFAULTS, check_setting
-from ..model.treatments import bounded_treatments
-from ..numerics.sparse import gram_columns
-from ..numerics.threads import threads_for
-from .base import Block
+from ...core.state import State
+from ...core.validation import Interval, check_choice, check_value
+from ...model.settings import DEFAULTS, check_setting
+from ...model.treatments import bounded_treatments
+from ...numerics.correlation import pearson_similarity
+from ..base import Block
 
 CORRELATIONS = ("cosine", "pearson")
-
-
-def pearson_similarity(X: np.ndarray, columns=None) -> np.ndarray:
-    """``|corr(x_f, x_g)|`` of data columns, (d, d) or (d, len(columns)) for some columns g;
-    constant columns correlate 0. Sparse ``X`` is not centred (that would densify it):
-    the covariance is ``X'X - n m m'``."""
-    if sp.issparse(X):
-        return _sparse_pearson_similarity(X, columns)
-    Z = X - X.mean(axis=0)
-    norms = np.linalg.norm(Z, axis=0)
-    Z = Z / np.where(norms > 0, norms, 1.0)
-    with threads_for(2.0 * X.shape[0] * X.shape[1] * (X.shape[1] if columns is None
-                                                      else len(columns))):
-        return np.abs(Z.T @ (Z if columns is None else Z[:, columns]))
-
-
-def _sparse_pearson_similarity(X, columns=None) -> np.ndarray:
-    n = X.shape[0]
-    columns = np.arange(X.shape[1]) if columns is None else np.asarray(columns)
-    mean = np.asarray(X.mean(axis=0)).ravel()
-    covariance = gram_columns(X, columns) - n * np.outer(mean, mean[columns])
-    squares = np.asarray(X.multiply(X).sum(axis=0)).ravel() - n * mean**2
-    norms = np.sqrt(np.maximum(squares, 0.0))
-    norms = np.where(norms > 0, norms, np.inf)  # constant columns correlate 0
-    return np.abs(covariance / np.outer(norms, norms[columns]))
 
 
 class ConfoundersBlock(Block):
@@ -71,7 +44,7 @@ class ConfoundersBlock(Block):
     name = "confounders"
     accepts_sparse = True
     kind = "structural"
-    reads = ("X", "W")
+    reads = ("X_adjusted", "W")
     writes = ("K",)
     requires = ("sigma", "max_treatments")
 
@@ -84,7 +57,7 @@ class ConfoundersBlock(Block):
         self.max_treatments = check_setting("max_treatments", max_treatments)
 
     def step(self, state: State) -> State:
-        W, X = state.W, state.X
+        W, X = state.W, state.X_adjusted
         d = W.shape[0]
         treatments = np.flatnonzero(
             bounded_treatments(X, state.problem.coding, W, self.max_treatments))

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.parts import Cost
-from ..core.state import State
-from ..model.settings import DEFAULTS, check_setting
-from ..numerics.adaptive_graphs import adaptive_graph
-from ..numerics.sparse import dense
-from ..numerics.threads import parallel_map
-from .base import Block
-from .graph_cost import graph_cost
+from ...budget.graphs import graph_cost
+from ...core.parts import Cost
+from ...core.state import State
+from ...model.settings import DEFAULTS, check_setting
+from ...numerics.adaptive_graphs import adaptive_graph
+from ...numerics.sparse import dense
+from ...numerics.threads import parallel_map
+from ..base import Block
 
 
 class InitialGranularGraphsBlock(Block):
@@ -31,7 +31,7 @@ class InitialGranularGraphsBlock(Block):
     name = "initial_granular_graphs"
     accepts_sparse = True
     kind = "init"
-    reads = ("X", "groups")
+    reads = ("X_adjusted", "groups")
     optional_reads = ("G",)
     writes = ("S", "gamma")
     requires = ("neighbor_algorithm",)
@@ -46,7 +46,7 @@ class InitialGranularGraphsBlock(Block):
         p = state.problem
 
         def build(m):
-            return adaptive_graph(dense(state.X[:, np.flatnonzero(state.groups == m)]),
+            return adaptive_graph(dense(state.X_adjusted[:, np.flatnonzero(state.groups == m)]),
                                   p.n_neighbors, algorithm=self.neighbor_algorithm,
                                   warm=[state.G])
 
@@ -66,7 +66,7 @@ class InitialFusedGraphBlock(Block):
     name = "initial_fused_graph"
     accepts_sparse = True
     kind = "init"
-    reads = ("X",)
+    reads = ("X_adjusted",)
     writes = ("G", "xi")
     requires = ("neighbor_algorithm",)
 
@@ -78,5 +78,5 @@ class InitialFusedGraphBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        G, xi = adaptive_graph(dense(state.X), p.n_neighbors, algorithm=self.neighbor_algorithm)
+        G, xi = adaptive_graph(dense(state.X_adjusted), p.n_neighbors, algorithm=self.neighbor_algorithm)
         return state.replace(G=G, xi=xi)

@@ -1,7 +1,7 @@
 """The effect of known nuisance variables on the features, and clustering given them.
 
 ``Z`` is a coded nuisance design (n, q) with centred columns
-(:func:`causefs.model.nuisance.code_nuisance`). Two estimates of how Z shifts every feature:
+(:func:`causefs.model.nuisance_coding.code_nuisance`). Two estimates of how Z shifts every feature:
 
 * :func:`nuisance_regression`: the least-squares coefficients of Z alone (for labels,
   the environments' mean shifts): *conditioning*, which also removes whatever part of

@@ -1,7 +1,7 @@
 """Adjustment for known nuisance variables Z: the blocks fit X with Z's effect removed.
 
 Both blocks write ``Theta`` (q, d), the effect of the coded Z on every feature; the data
-the regression and graph terms see is then ``state.X = X - Z Theta`` (docs/MODEL.md,
+the regression and graph terms see is then ``X_adjusted = X - Z Theta`` (docs/MODEL.md,
 "Known nuisance variables").
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.parts import Cost
-from ..core.state import State
-from ..numerics.nuisance import conditional_kmeans, nuisance_regression
-from .base import Block
+from ...core.parts import Cost
+from ...core.state import State
+from ...numerics.nuisance_effects import conditional_kmeans, nuisance_regression
+from ..base import Block
 
 
 class NuisanceCenteringBlock(Block):
@@ -24,7 +24,7 @@ class NuisanceCenteringBlock(Block):
     conditioning on Z. It removes every association of a feature with Z, also the part
     the clusters carry when Z and the clusters are tied (a selection bias), which is
     what :class:`NuisanceEffectBlock` keeps. Each feature's effect is shrunk by
-    ``max(0, 1 - 1/F)`` (:func:`~causefs.numerics.nuisance.nuisance_regression`), so an
+    ``max(0, 1 - 1/F)`` (:func:`~causefs.numerics.nuisance_effects.nuisance_regression`), so an
     irrelevant Z changes the data by little.
 
     Assumption: Z shifts features additively (per level for labels, linearly for
@@ -49,12 +49,12 @@ class NuisanceEffectBlock(Block):
     """``Theta``: the direct effect of Z given clusters of the selected features.
 
     The clusters are found by k-means with a shift per value of Z
-    (:func:`~causefs.numerics.nuisance.conditional_kmeans`) on the problem's data
+    (:func:`~causefs.numerics.nuisance_effects.conditional_kmeans`) on the problem's data
     restricted to the ``top * n_clusters`` features of largest ``||W_f||`` (the features
     the loop currently selects: sharper clusters than all features give); Theta is then
     the coefficient of Z beside the cluster indicators in the least-squares fit of every
     feature, shrunk by ``max(0, 1 - 1/F)``
-    (:func:`~causefs.numerics.nuisance.nuisance_regression`). A feature that shifts with
+    (:func:`~causefs.numerics.nuisance_effects.nuisance_regression`). A feature that shifts with
     Z within a cluster (a batch or background effect) loses that shift; the part of a
     feature's association with Z that the clusters explain (a selection bias tying Z to
     the clusters) is kept, which centring (:class:`NuisanceCenteringBlock`) would remove.

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.parts import Cost
-from ..core.state import State
-from ..core.validation import SEED, Interval, check_value
-from .base import Block
-from .decorrelation_weights import standardized
+from ...core.parts import Cost
+from ...core.state import State
+from ...core.validation import SEED, Interval, check_value
+from ...numerics.correlation import standardized
+from ..base import Block
 
 
 def feature_pairs(d: int, max_pairs: int, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -55,7 +55,7 @@ class DensityRatioWeightsBlock(Block):
 
     name = "density_ratio_weights"
     kind = "init"
-    reads = ("X",)
+    reads = ("X_adjusted",)
     writes = ("mu",)
     requires = ("seed",)
 
@@ -100,4 +100,4 @@ class DensityRatioWeightsBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        return state.replace(mu=self.weights(state.X, self.seed) * (p.mu_total / p.n_samples))
+        return state.replace(mu=self.weights(state.X_adjusted, self.seed) * (p.mu_total / p.n_samples))

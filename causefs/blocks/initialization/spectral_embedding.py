@@ -9,11 +9,11 @@ import scipy.linalg
 import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
-from ..core.parts import Cost
-from ..core.state import State
-from ..core.validation import SEED, check_value
-from ..numerics.laplacian import laplacian_matrix, symmetric_degree
-from .base import Block
+from ...core.parts import Cost
+from ...core.state import State
+from ...core.validation import SEED, check_value
+from ...numerics.laplacian import laplacian_matrix, symmetric_degree
+from ..base import Block
 
 
 def component_basis(A) -> np.ndarray:

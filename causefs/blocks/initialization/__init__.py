@@ -1,0 +1,1 @@
+"""Blocks that build the variables before the loop (no promise about the objective)."""

@@ -1,0 +1,1 @@
+"""Blocks that use known nuisance variables Z (``fit(X, nuisance=Z)``)."""

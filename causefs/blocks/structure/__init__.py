@@ -1,0 +1,1 @@
+"""Blocks that change the objective itself: the feature groups and the confounder sets."""

@@ -1,0 +1,444 @@
+"""The subproblems of the descent blocks, assembled from the objective's terms.
+
+A descent block minimizes J over the variables it writes with the others fixed. What J
+is in those variables depends on the terms of the schedule's objective, so the block does
+not write it down: it asks the objective for its subproblem
+(:meth:`causefs.model.objective.Objective.subproblem`), every term that reads one of the
+block's variables adds its part, and the block solves the sum. One class per kind of
+subproblem; a term adds its part in the method named by the class's ``hook``.
+
+========================  =========  ===============================================
+subproblem                variables  what a term adds
+========================  =========  ===============================================
+:class:`SelectionSystem`  W          a quadratic majorizer of its value in W, tight at
+                                     the current W (eq. W.2-W.3)
+:class:`GraphCost`        S[m] or G  a linear cost on the graph's entries: squared
+                                     distances of points, less a prior (eq. S.5, G.3)
+:class:`EmbeddingSystem`  F          a quadratic in F, ``Tr(F'AF) - 2 Tr(F'B)`` (eq. F.2)
+:class:`SampleWeightQP`   mu         a quadratic in mu, ``1/2 mu'P mu + q'mu`` (eq. u.3)
+:class:`Gradient`         any        its gradient in that variable
+========================  =========  ===============================================
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import ClassVar
+
+import numpy as np
+import scipy.linalg
+
+from ..core.validation import check_choice
+from ..numerics.laplacian import laplacian_matmul, laplacian_matrix, symmetric_degree
+from ..numerics.sparse import dense, scale_rows
+from ..numerics.threads import threads_for
+
+
+class Subproblem:
+    """Base of the subproblems: built empty for a state, filled by the terms."""
+
+    #: the :class:`~causefs.terms.Term` method that adds a term's part
+    hook: ClassVar[str]
+
+    def __init__(self, state):
+        self.state = state
+
+
+# -- W ------------------------------------------------------------------------------------
+
+#: how the W system is solved
+SYSTEMS = ("auto", "primal", "dual")
+
+#: the dual form's operations run at about a third of the primal's rate (general LU
+#: solves, one per granularity, and thin products): measured on JAFFE, UMIST and COIL20,
+#: where its count alone would pick it for JAFFE at twice the primal's time
+DUAL_SLOWDOWN = 3.0
+
+
+def selection_system_cost(n: int, d: int, group_sizes) -> dict:
+    """Multiply-add counts of the two forms (the dual's weighted by its slower rate), to
+    pick the cheaper."""
+    group_sizes = list(group_sizes) or [d]
+    primal = n * d * d + n * sum(s * s for s in group_sizes) + d**3 / 6
+    dual = 3 * n * n * d + len(group_sizes) * (n**3 * 2 / 3 + n * n * d / len(group_sizes)) + n**3
+    return {"primal": primal, "dual": DUAL_SLOWDOWN * dual}
+
+
+def _solve(A, B):
+    try:
+        with threads_for(2.0 * A.shape[0] ** 3 / 3):
+            return np.linalg.solve(A, B)
+    except np.linalg.LinAlgError:
+        # the systems here are non-singular in exact arithmetic (lam * D > 0)
+        warnings.warn("W system numerically singular; using a least-squares solve",
+                      RuntimeWarning, stacklevel=4)
+        return np.linalg.lstsq(A, B, rcond=None)[0]
+
+
+class SelectionSystem(Subproblem):
+    """The W subproblem ``min_W Tr(W'AW) - 2 Tr(W'B)`` (eq. W.3: ``W = A^-1 B``).
+
+    Terms add to ``A`` (d, d) and ``B`` (d, h) in the structured forms below, with the
+    weighted data ``X~ = diag(mu) X_adjusted`` implied; the solve forms ``A`` (the
+    primal, d x d) or, when ``A`` has the structure ``weight X~'X~ + diag + sum_m
+    X~_m' L_m X~_m`` on disjoint feature groups, solves through n x n systems
+    (Woodbury), whichever costs less (:func:`selection_system_cost`).
+
+    The first solve of a fit comes before there is a W (``state.W`` is None): a term that
+    majorizes around the current W then takes a starting point of its own (the l2,1
+    term: ``D = I``).
+    """
+
+    hook = "add_to_selection_system"
+
+    def __init__(self, state):
+        super().__init__(state)
+        self.gram_weights: list = []   # w X~'X~
+        self.diagonals: list = []      # diag(v)
+        self.group_graphs: list = []   # (columns, graph): X~_m' L_graph X~_m on the block
+        self.matrices: list = []       # any symmetric (d, d) matrix
+        self.data_rhs: list = []       # (w, T): w X~' T
+        self.matrix_rhs: list = []     # any (d, h) matrix
+        self._order: list = []         # the order of the parts of A, as added
+
+    def add_data_gram(self, weight: float) -> None:
+        """``A += weight X~'X~``."""
+        self.gram_weights.append(weight)
+        self._order.append(("gram", len(self.gram_weights) - 1))
+
+    def add_diagonal(self, values: np.ndarray) -> None:
+        """``A += diag(values)``."""
+        self.diagonals.append(values)
+        self._order.append(("diagonal", len(self.diagonals) - 1))
+
+    def add_group_graph(self, columns: np.ndarray, graph) -> None:
+        """``A[cols, cols] += X~_cols' L_graph X~_cols`` (a graph term on a feature group)."""
+        self.group_graphs.append((columns, graph))
+        self._order.append(("group", len(self.group_graphs) - 1))
+
+    def add_matrix(self, matrix: np.ndarray) -> None:
+        """``A += matrix`` (symmetric; the solve is then the primal one)."""
+        self.matrices.append(matrix)
+        self._order.append(("matrix", len(self.matrices) - 1))
+
+    def add_data_rhs(self, weight: float, target: np.ndarray) -> None:
+        """``B += weight X~' target``."""
+        self.data_rhs.append((weight, target))
+
+    def add_rhs(self, matrix: np.ndarray) -> None:
+        """``B += matrix`` (d, h)."""
+        self.matrix_rhs.append(matrix)
+
+    def weighted_data(self):
+        """``X~ = diag(mu) X_adjusted`` (sparse data stay sparse)."""
+        return scale_rows(self.state.mu, self.state.X_adjusted)
+
+    def rhs(self, Xt) -> np.ndarray:
+        """``B`` from the weighted data ``Xt``."""
+        parts = [weight * (Xt.T @ target) for weight, target in self.data_rhs]
+        parts += list(self.matrix_rhs)
+        if not parts:
+            raise ValueError("the W system has no right-hand side: no term of the "
+                             "objective ties W to the other variables")
+        return sum(parts[1:], parts[0])
+
+    def matrix(self, Xt=None) -> np.ndarray:
+        """``A`` (d, d), its parts added in the order the terms gave them."""
+        Xt = dense(self.weighted_data()) if Xt is None else Xt
+        n, d = Xt.shape
+        A = None
+        for kind, i in self._order:
+            if kind == "gram":
+                with threads_for(n * d * d):
+                    part = self.gram_weights[i] * (Xt.T @ Xt)
+                A = part if A is None else A + part
+                continue
+            if A is None:
+                A = np.zeros((d, d))
+            if kind == "diagonal":
+                A[np.diag_indices_from(A)] += self.diagonals[i]
+            elif kind == "group":
+                cols, graph = self.group_graphs[i]
+                Xm = Xt[:, cols]
+                # X~_m' L X~_m from the sparse product L X~_m: one dense product, not two
+                with threads_for(2.0 * n * cols.size ** 2):
+                    block = Xm.T @ laplacian_matmul(graph, Xm)
+                A[np.ix_(cols, cols)] += 0.5 * (block + block.T)
+            else:
+                A += self.matrices[i]
+        return A if A is not None else np.zeros((d, d))
+
+    def group_sizes(self) -> list:
+        return [cols.size for cols, _ in self.group_graphs]
+
+    def dual_form(self) -> bool:
+        """Whether the structure allows the n x n (Woodbury) solve: one data Gram, a
+        diagonal, group graphs on disjoint feature groups, nothing else."""
+        sizes = self.group_sizes()
+        disjoint = not sizes or sum(sizes) == np.unique(
+            np.concatenate([cols for cols, _ in self.group_graphs])).size
+        return (len(self.gram_weights) == 1 and self.gram_weights[0] > 0
+                and not self.matrices and bool(self.diagonals) and disjoint)
+
+    def solve(self, system: str = "auto") -> np.ndarray:
+        """The minimizer ``W = A^-1 B``.
+
+        ``system``: ``primal`` solves the d x d system, ``dual`` the n x n (Woodbury)
+        form, ``auto`` the cheaper by :func:`selection_system_cost`. NumPy's LAPACK, not
+        SciPy's, for general solves: the two wheels bundle separate OpenBLAS thread
+        pools, and alternating between them is slower (docs/PERFORMANCE.md, "W system").
+        """
+        system = check_choice("system", system, SYSTEMS)
+        n, d = self.state.problem.n_samples, self.state.problem.n_features
+        if not self.dual_form():
+            system = "primal"
+        elif system == "auto":
+            cost = selection_system_cost(n, d, self.group_sizes())
+            system = "dual" if cost["dual"] < cost["primal"] else "primal"
+        if system == "dual":
+            with threads_for(2.0 * n * n * d):  # made of n x d x n products throughout
+                return self._dual()
+        return self._primal()
+
+    def _primal(self) -> np.ndarray:
+        """By a Cholesky factorization of the d x d system (positive definite, as
+        ``lam D > 0``): half the work of a general solve."""
+        Xt = dense(self.weighted_data())  # the primal form is for small d: dense
+        A, B = self.matrix(Xt), self.rhs(Xt)
+        try:
+            with threads_for(A.shape[0] ** 3 / 3):
+                factor = scipy.linalg.cho_factor(A, overwrite_a=True, check_finite=False)
+                return scipy.linalg.cho_solve(factor, B, check_finite=False)
+        except np.linalg.LinAlgError:
+            return _solve(self.matrix(Xt), B)
+
+    def _dual(self) -> np.ndarray:
+        """``W = A^-1 B`` through n x n systems (Woodbury), for d much larger than n.
+
+        ``A = C + w X~'X~`` with ``C = diag + blockdiag_m(X~_m' L_m X~_m)``. Each block
+        ``C_m^-1 = Lm^-1 - Lm^-1 X~_m' L_m (I + P_m L_m)^-1 X~_m Lm^-1`` (``Lm`` the
+        diagonal's block, ``P_m = X~_m Lm^-1 X~_m'``; ``I + P_m L_m`` has eigenvalues
+        >= 1), then ``A^-1 = C^-1 - C^-1 X~' (I/w + X~ C^-1 X~')^-1 X~ C^-1``.
+        """
+        n, d = self.state.problem.n_samples, self.state.problem.n_features
+        Xt = self.weighted_data()  # sparse data stay sparse: only products with X~
+        diagonal = self.diagonals[0] if len(self.diagonals) == 1 else sum(self.diagonals)
+        inverse_diagonal = 1.0 / diagonal
+        B = self.rhs(Xt)
+        covered = np.zeros(d, dtype=bool)
+        for cols, _ in self.group_graphs:
+            covered[cols] = True
+        # features in no group graph: C is the diagonal there
+        blocks = [*self.group_graphs, *([(np.flatnonzero(~covered), None)]
+                                        if not covered.all() else [])]
+        CinvB = np.empty_like(B)
+        CinvXt = np.empty((d, n))  # C^-1 X~'
+        for cols, graph in blocks:
+            Xm = Xt[:, cols]
+            scaled = inverse_diagonal[cols, None] * dense(Xm).T  # Lm^-1 X~_m'  (d_m, n)
+            block = np.hstack([inverse_diagonal[cols, None] * B[cols], scaled])
+            if graph is not None:
+                L = laplacian_matrix(graph)
+                P = Xm @ scaled
+                inner = np.eye(n) + (L @ P).T  # I + P L, as P and L are symmetric
+                # Lm^-1 X~_m' L (I + P L)^-1 X~_m [Lm^-1 B_m, Lm^-1 X~_m']
+                correction = scaled @ (L @ _solve(inner, Xm @ block))
+                block = block - correction
+            CinvB[cols] = block[:, : B.shape[1]]
+            CinvXt[cols] = block[:, B.shape[1]:]
+        inner = np.eye(n) / self.gram_weights[0] + Xt @ CinvXt
+        return CinvB - CinvXt @ _solve(inner, Xt @ CinvB)
+
+
+# -- S[m], G --------------------------------------------------------------------------------
+
+class GraphCost(Subproblem):
+    """The cost of one graph's entries: column j of the graph minimizes
+    ``sum_i cost_ij A_ij + r_j ||A_.j||^2`` over the simplex (no self loop), with
+    ``cost_ij = 1/2 ||Y_i - Y_j||^2 - P_ij`` for the points ``Y`` and the prior ``P`` the
+    terms add, and ``r_j`` the adaptive parameter the closed form re-estimates (eq. S.5,
+    G.3).
+
+    Parameters
+    ----------
+    target : {"S", "G"}
+        The graph: a granular graph ``S[index]`` or the fused graph.
+    index : int
+        The group of a granular graph.
+    """
+
+    hook = "add_to_graph_cost"
+
+    def __init__(self, state, target: str, index: int | None = None):
+        super().__init__(state)
+        self.target, self.index = target, index
+        self._points: list = []
+        self._priors: list = []
+        self.regularizers: list = []
+
+    def add_points(self, points: np.ndarray) -> None:
+        """``cost_ij += 1/2 ||points_i - points_j||^2``."""
+        self._points.append(points)
+
+    def add_prior(self, prior) -> None:
+        """``cost_ij -= prior_ij`` (sparse, non-negative: its support joins the
+        candidates of the neighbour search)."""
+        self._priors.append(prior)
+
+    def add_regularizer(self, weights: np.ndarray) -> None:
+        """``+ weights_j ||A_.j||^2`` at the current parameters (the closed form
+        re-estimates them; the property tests check a term's derivative with them)."""
+        self.regularizers.append(weights)
+
+    @property
+    def points(self) -> np.ndarray:
+        """The points whose squared distances make the cost (several terms' side by side)."""
+        if not self._points:
+            raise ValueError(f"no term of the objective gives the {self.target} graph a "
+                             "distance cost")
+        return self._points[0] if len(self._points) == 1 else np.hstack(self._points)
+
+    @property
+    def prior(self):
+        """The sum of the priors, or None."""
+        return sum(self._priors[1:], self._priors[0]) if self._priors else None
+
+
+# -- F --------------------------------------------------------------------------------------
+
+class EmbeddingSystem(Subproblem):
+    """The F subproblem ``min Tr(F'AF) - 2 Tr(F'B)`` over ``F'F = I`` (eq. F.2).
+
+    Terms add symmetric PSD operators to ``A`` with a bound on their largest eigenvalue
+    (the shift that makes generalized power iteration monotone), multiples of the
+    identity (constant on ``F'F = I``: kept for the value only) and parts of ``B``.
+    """
+
+    hook = "add_to_embedding_system"
+
+    def __init__(self, state):
+        super().__init__(state)
+        self.operators: list = []   # (matrix, bound on its largest eigenvalue)
+        self.identity = 0.0
+        self.rhs_parts: list = []
+
+    def add_laplacian(self, graph, weight: float = 1.0) -> None:
+        """``A += weight L_graph``, bounded by Gershgorin's ``2 weight max degree``."""
+        L = laplacian_matrix(graph)
+        bound = 2.0 * symmetric_degree(graph).max()
+        self.operators.append((L, bound) if weight == 1.0 else (weight * L, weight * bound))
+
+    def add_operator(self, matrix, bound: float) -> None:
+        """``A += matrix`` (symmetric PSD, sparse or dense, largest eigenvalue <= bound)."""
+        self.operators.append((matrix, float(bound)))
+
+    def add_identity(self, weight: float) -> None:
+        """``A += weight I``."""
+        self.identity += weight
+
+    def add_rhs(self, matrix: np.ndarray) -> None:
+        """``B += matrix`` (n, h)."""
+        self.rhs_parts.append(matrix)
+
+    @property
+    def rhs(self) -> np.ndarray:
+        if not self.rhs_parts:
+            return np.zeros_like(self.state.F)
+        return sum(self.rhs_parts[1:], self.rhs_parts[0])
+
+    @property
+    def shift(self) -> float:
+        """An upper bound on the largest eigenvalue of ``A`` less its identity part."""
+        return float(sum(bound for _, bound in self.operators))
+
+    def apply(self, F: np.ndarray) -> np.ndarray:
+        """``(A - identity I) F``."""
+        parts = [operator @ F for operator, _ in self.operators]
+        if not parts:
+            return np.zeros_like(F)
+        return sum(parts[1:], parts[0])
+
+
+# -- mu -------------------------------------------------------------------------------------
+
+class SampleWeightQP(Subproblem):
+    """The mu subproblem ``1/2 mu'P mu + q'mu`` with
+    ``P = diag(diagonal) + sparse + balance_weight H`` (H a kernel's balance operator,
+    known through products; eq. u.3); the block solves it on the scaled simplex."""
+
+    hook = "add_to_sample_weight_qp"
+
+    def __init__(self, state):
+        super().__init__(state)
+        n = state.problem.n_samples
+        self._diagonals: list = []
+        self._linears: list = []
+        self._sparse: list = []
+        self.balance = None
+        self.balance_weight = 0.0
+        self.n = n
+
+    def add_diagonal(self, values: np.ndarray) -> None:
+        self._diagonals.append(values)
+
+    def add_linear(self, values: np.ndarray) -> None:
+        self._linears.append(values)
+
+    def add_sparse(self, matrix) -> None:
+        """``P += matrix`` (sparse symmetric PSD)."""
+        self._sparse.append(matrix)
+
+    def add_balance(self, operator, weight: float) -> None:
+        """``P += weight H`` for a balance operator H (one per subproblem)."""
+        if self.balance is not None:
+            raise ValueError("the mu subproblem takes one balance operator")
+        self.balance, self.balance_weight = operator, weight
+
+    @staticmethod
+    def _sum(parts: list, empty):
+        return empty if not parts else sum(parts[1:], parts[0])
+
+    @property
+    def diagonal(self) -> np.ndarray:
+        return self._sum(self._diagonals, np.zeros(self.n))
+
+    @property
+    def linear(self) -> np.ndarray:
+        return self._sum(self._linears, np.zeros(self.n))
+
+    @property
+    def sparse(self):
+        return self._sum(self._sparse, None)
+
+
+# -- any variable ---------------------------------------------------------------------------
+
+class Gradient(Subproblem):
+    """The gradient of J in one variable (W, F or mu), for blocks that take one.
+
+    Parameters
+    ----------
+    variable : str
+    """
+
+    hook = "add_to_gradient"
+
+    def __init__(self, state, variable: str):
+        super().__init__(state)
+        self.variable = variable
+        self._parts: list = []
+
+    def add(self, gradient: np.ndarray) -> None:
+        self._parts.append(gradient)
+
+    @property
+    def value(self) -> np.ndarray:
+        current = getattr(self.state, self.variable)
+        return self._sum() if self._parts else np.zeros_like(current, dtype=float)
+
+    def _sum(self):
+        return sum(self._parts[1:], self._parts[0])
+
+
+#: the subproblems a descent block may declare (:attr:`causefs.blocks.Block.subproblem`)
+SUBPROBLEMS = (SelectionSystem, GraphCost, EmbeddingSystem, SampleWeightQP, Gradient)

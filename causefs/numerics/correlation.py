@@ -1,0 +1,41 @@
+"""Correlations between features: standardized columns and |Pearson| similarities."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .sparse import gram_columns
+from .threads import threads_for
+
+
+def standardized(X: np.ndarray) -> np.ndarray:
+    """Columns centred and scaled to unit variance; constant columns become 0."""
+    centred = X - X.mean(axis=0)
+    std = centred.std(axis=0)
+    return centred / np.where(std > 0, std, 1.0)
+
+
+def pearson_similarity(X, columns=None) -> np.ndarray:
+    """``|corr(x_f, x_g)|`` of data columns, (d, d) or (d, len(columns)) for some columns g;
+    constant columns correlate 0. Sparse ``X`` is not centred (that would densify it):
+    the covariance is ``X'X - n m m'``."""
+    if sp.issparse(X):
+        return _sparse_pearson_similarity(X, columns)
+    centred = X - X.mean(axis=0)
+    norms = np.linalg.norm(centred, axis=0)
+    unit = centred / np.where(norms > 0, norms, 1.0)
+    with threads_for(2.0 * X.shape[0] * X.shape[1] * (X.shape[1] if columns is None
+                                                      else len(columns))):
+        return np.abs(unit.T @ (unit if columns is None else unit[:, columns]))
+
+
+def _sparse_pearson_similarity(X, columns=None) -> np.ndarray:
+    n = X.shape[0]
+    columns = np.arange(X.shape[1]) if columns is None else np.asarray(columns)
+    mean = np.asarray(X.mean(axis=0)).ravel()
+    covariance = gram_columns(X, columns) - n * np.outer(mean, mean[columns])
+    squares = np.asarray(X.multiply(X).sum(axis=0)).ravel() - n * mean**2
+    norms = np.sqrt(np.maximum(squares, 0.0))
+    norms = np.where(norms > 0, norms, np.inf)  # constant columns correlate 0
+    return np.abs(covariance / np.outer(norms, norms[columns]))
