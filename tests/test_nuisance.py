@@ -17,7 +17,7 @@ from causefs.core.state import State
 from causefs.core.validation import InvalidParameterError
 from causefs.datasets import make_shifted_clusters
 from causefs.estimator import NuisanceUnusedWarning
-from causefs.model.nuisance_coding import code_nuisance
+from causefs.model.nuisance_coding import NuisanceWarning, code_nuisance
 from causefs.model.problem import Problem
 from causefs.model.treatments import treatment_coding
 from causefs.numerics.nuisance_effects import conditional_kmeans, nuisance_regression
@@ -40,7 +40,31 @@ def test_covariates_are_standardized_and_constant_columns_drop():
     coded = code_nuisance(Z, 40)
     assert coded.shape == (40, 1)
     assert np.allclose(coded[:, 0], (Z[:, 0] - Z[:, 0].mean()) / Z[:, 0].std())
-    assert code_nuisance(np.zeros(5, dtype=int), 5).shape == (5, 0)
+    with pytest.warns(NuisanceWarning, match=r"column\(s\) \[1\] do not vary"):
+        code_nuisance(Z, 40)
+
+
+def test_z_that_does_not_vary_is_refused_and_a_one_sample_level_warned():
+    with pytest.raises(ValueError, match="does not vary .*pass nuisance=None"):
+        code_nuisance(np.zeros(5, dtype=int), 5)
+    with pytest.raises(ValueError, match="does not vary"):
+        code_nuisance(np.array(["run1"] * 6), 6)
+    with pytest.warns(NuisanceWarning, match="level\(s\) 'c' hold one sample"):
+        coded = code_nuisance(np.array(["a", "a", "b", "b", "c", "a", "b"]), 7)
+    assert coded.shape == (7, 2)
+
+
+def test_pandas_series_and_frames_with_text_and_categories():
+    pd = pytest.importorskip("pandas")
+    levels = ["run1", "run2", "run1", "run3", "run2", "run1"]
+    expected = code_nuisance(np.array(levels), 6)
+    assert np.allclose(code_nuisance(pd.Series(levels), 6), expected)
+    assert np.allclose(code_nuisance(pd.Series(levels, dtype="category"), 6), expected)
+    age = [30.0, 41.0, 25.0, 33.0, 50.0, 45.0]
+    frame = pd.DataFrame({"batch": levels, "age": age})
+    assert np.allclose(code_nuisance(frame, 6),
+                       np.hstack([expected, code_nuisance(np.array(age), 6)]))
+    assert np.allclose(code_nuisance(frame[["batch"]], 6), expected)
 
 
 class FakeFrame:

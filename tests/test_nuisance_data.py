@@ -83,6 +83,24 @@ def test_files_hold_z_under_a_key_or_in_columns(tmp_path):
         load_file(tmp_path / "d.csv", nuisance=9)
 
 
+def test_a_csv_column_of_text_levels_is_a_categorical_z(tmp_path):
+    lines = ["f1,f2,batch,f3"] + [f"{i / 10},{i % 3},run{i % 2 + 1},{i}" for i in range(6)]
+    (tmp_path / "b.csv").write_text("\n".join(lines) + "\n")
+    data = load_file(tmp_path / "b.csv", nuisance="batch")
+    assert data.X.shape == (6, 3)
+    assert np.array_equal(data.X[:, 2], np.arange(6.0))
+    assert data.nuisance.tolist() == ["run1", "run2"] * 3
+    lines[3] = "0.2,2,,2"
+    (tmp_path / "e.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(DatasetError, match="line 4, column 3: the nuisance variable is "
+                                           "missing"):
+        load_file(tmp_path / "e.csv", nuisance="batch")
+    lines[3] = "0.2,x,run1,2"
+    (tmp_path / "f.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(DatasetError, match="line 4, column 2: 'x' is not a number"):
+        load_file(tmp_path / "f.csv", nuisance="batch")
+
+
 def composed(*overrides):
     with initialize_config_module(config_module="causefs.conf", version_base="1.3"):
         return compose(config_name="config", overrides=list(overrides))
