@@ -68,8 +68,9 @@ def test_renaming_a_registered_schedule_is_refused():
     with pytest.raises(ConfigError, match="choose a registered schedule with schedule=abl"):
         check_config(cfg)
     check_schedule_config(dict(composed("schedule=ablation_I").schedule))
-    renamed = composed("schedule.name=my_schedule").schedule
-    assert make_method(composed("schedule.name=my_schedule")).options()["schedule"] == \
+    renamed = composed("schedule=full", "schedule.name=my_schedule").schedule
+    assert make_method(composed("schedule=full", "schedule.name=my_schedule")
+                       ).options()["schedule"] == \
         {**dict(renamed), "init": list(renamed.init), "loop": list(renamed.loop),
          "terms": list(renamed.terms), "stopping": list(renamed.stopping)}
 

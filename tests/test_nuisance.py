@@ -245,3 +245,54 @@ def test_z_reaches_the_selector_in_a_pipeline_by_metadata_routing(shifted):
     direct = CauseFS(n_clusters=4, n_features_to_select=8, max_iter=2, random_state=0).fit(
         MinMaxScaler().fit_transform(shifted.X), nuisance=shifted.environment)
     assert np.array_equal(pipe[1].support_, direct.support_)
+
+
+# --- how sure: nuisance shares and selection frequencies ------------------------------
+
+def _eta_squared(X, labels):
+    """Between-level share of every column's variance, from the level means."""
+    centred = X - X.mean(axis=0)
+    between = sum((labels == level).sum() * (X[labels == level].mean(axis=0)
+                                             - X.mean(axis=0)) ** 2
+                  for level in np.unique(labels))
+    total = (centred**2).sum(axis=0)
+    return np.divide(between, total, out=np.zeros(X.shape[1]), where=total > 1e-12)
+
+
+def test_nuisance_shares_are_the_between_level_share_before_and_after_adjustment():
+    rng = np.random.default_rng(3)
+    n = 150
+    labels = rng.integers(0, 3, n)
+    X = rng.random((n, 6))
+    X[:, 0] += 1.5 * labels  # a batch effect
+    X[:, 1] += 2.0 * (rng.random(n) < 0.5)  # structure of its own
+    X[:, 5] = 4.0  # constant
+    est = CauseFS(n_clusters=2, n_features_to_select=2, max_iter=3, random_state=0).fit(
+        X, nuisance=labels)
+    scaled = (X - X.min(axis=0)) / np.where(np.ptp(X, axis=0) > 0, np.ptp(X, axis=0), 1)
+    assert np.allclose(est.nuisance_share_, _eta_squared(scaled, labels))
+    assert est.nuisance_share_[0] > 0.8 and est.nuisance_share_[5] == 0
+    adjusted = scaled - code_nuisance(labels, n) @ est.nuisance_effect_
+    assert np.allclose(est.nuisance_share_adjusted_, _eta_squared(adjusted, labels))
+    assert est.nuisance_share_adjusted_[0] < 0.1
+    without = CauseFS(n_clusters=2, n_features_to_select=2, max_iter=3).fit(X)
+    assert without.nuisance_share_ is None and without.nuisance_share_adjusted_ is None
+
+
+def test_selection_frequency_over_half_subsamples():
+    rng = np.random.default_rng(4)
+    n = 120
+    X = rng.random((n, 8))
+    groups = rng.random(n) < 0.5
+    X[:, 2] += 3.0 * groups
+    X[:, 6] += 3.0 * groups
+    params = dict(n_clusters=2, n_features_to_select=2, max_iter=5, random_state=1)
+    assert CauseFS(**params).fit(X).selection_frequency_ is None
+    est = CauseFS(**params, stability_subsamples=6).fit(X)
+    frequency = est.selection_frequency_
+    assert frequency.shape == (8,) and np.allclose(frequency * 6, np.round(frequency * 6))
+    assert np.isclose(frequency.sum(), 2)  # every subsample selects two features
+    assert frequency[2] == frequency[6] == 1.0
+    again = CauseFS(**params, stability_subsamples=6).fit(X).selection_frequency_
+    assert np.array_equal(frequency, again)
+    assert np.array_equal(est.scores_, CauseFS(**params).fit(X).scores_)

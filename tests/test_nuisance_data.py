@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hydra import compose, initialize_config_module
+from omegaconf import OmegaConf
 
 from causefs.app.cli import run
 from causefs.app.config_checks import ConfigError, check_config
@@ -128,6 +129,24 @@ def test_the_command_passes_z_and_scores_every_test_environment(tmp_path):
                   output_dir=tmp_path)
     assert not without["nuisance_given"]
     assert "nuisance" not in without["job"]["dataset"]  # the key of a run without Z
+
+
+def test_the_command_runs_auto_by_default_and_says_when_z_is_ignored(tmp_path, capsys):
+    cfg = composed(*SMALL)
+    assert OmegaConf.to_container(cfg.schedule) == {"name": "auto"}
+    default = run(cfg, output_dir=tmp_path)
+    assert default["nuisance_given"]
+    assert default["details"]["settings"]["schedule"] == {"name": "auto"}
+    assert default["job"]["params"]["schedule"]["with_nuisance"]["name"] == \
+        "nuisance_adjusted"
+    explicit = run(composed(*SMALL, "schedule=auto"), output_dir=tmp_path)
+    assert explicit["selected_features"] == default["selected_features"]
+    capsys.readouterr()
+    ignored = run(composed(*SMALL, "schedule=full"), output_dir=tmp_path)
+    err = capsys.readouterr().err
+    assert "has nuisance variables, but schedule 'full' does not adjust for them" in err
+    assert "NuisanceUnusedWarning" not in err and "SettingsWarning" not in err
+    assert not ignored["nuisance_given"]
 
 
 class OldSelector(Selector):
