@@ -127,3 +127,8 @@ def test_a_recipe_refuses_a_base_that_is_not_a_plain_selector():
         make_selector("screening", threshold=0)
     assert make_selector("per_level", base="ndfs").uses_nuisance()
     assert not make_selector("mcfs").uses_nuisance()
+
+
+def test_a_recipe_is_reported_with_its_base():
+    assert make_selector("screening").label({"base": "ndfs"}) == "Screening + NDFS"
+    assert make_selector("per_level").label({}) == "PerLevel + MCFS"

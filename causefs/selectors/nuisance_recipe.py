@@ -68,3 +68,11 @@ class NuisanceRecipe(Selector):
 
     def check_data(self, n_samples, n_features, n_clusters) -> None:
         self.base_selector().check_data(n_samples, n_features, n_clusters)
+
+    @classmethod
+    def label(cls, options) -> str:
+        """The recipe and its base, ``Screening + MCFS``."""
+        from .catalog import get_selector
+
+        base = get_selector(options.get("base", cls.defaults()["base"]))
+        return f"{cls.display_name} + {base.display_name or base.name}"
