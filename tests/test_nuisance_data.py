@@ -1,13 +1,16 @@
 """Datasets that return Z, files that hold it, and the command line that passes it on."""
 
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
+from sklearn.exceptions import ConvergenceWarning
 
+from causefs import CauseFS
 from causefs.app.cli import run
 from causefs.app.config_checks import ConfigError, check_config
 from causefs.app.configs import register_configs
@@ -174,3 +177,36 @@ def test_an_injected_block_is_driven_by_z():
                                                               np.arange(256, 266))
     block = data.X[:, data.spurious].reshape(400, 5, 2).mean(axis=2)
     assert np.mean(block.argmax(axis=1) == data.nuisance) > 0.95
+
+
+def _users_csv(path, seed):
+    """The issue-22 user's file: 300 samples x 40 features with a header; features 0-7
+    carry 3 clusters, 8-17 an additive batch effect, the batch (text levels) agrees
+    with the cluster in about 76% of the samples; the rest is noise."""
+    rng = np.random.default_rng(seed)
+    n = 300
+    cluster = rng.integers(0, 3, n)
+    batch = np.where(rng.random(n) < 0.64, cluster, rng.integers(0, 3, n))
+    X = rng.standard_normal((n, 40))
+    levels = [-1.5, 0.0, 1.5]
+    X[:, :8] += np.array([rng.permutation(levels) for _ in range(8)]).T[cluster]
+    X[:, 8:18] += np.array([rng.permutation(levels) for _ in range(10)]).T[batch]
+    lines = [",".join([f"f{j}" for j in range(40)] + ["batch"])]
+    lines += [",".join([f"{v:.5f}" for v in row] + [f"run{b + 1}"]) for row, b in zip(X, batch)]
+    path.write_text("\n".join(lines) + "\n")
+    return cluster, batch
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_users_csv_keeps_every_cluster_feature_and_no_batch_feature(tmp_path, seed):
+    cluster, batch = _users_csv(tmp_path / "samples.csv", seed)
+    assert 0.7 < np.mean(cluster == batch) < 0.85
+    data = load_file(tmp_path / "samples.csv", nuisance="batch")
+    assert set(data.nuisance) == {"run1", "run2", "run3"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = CauseFS(n_clusters=3, n_features_to_select=10, random_state=0).fit(
+            data.X, nuisance=data.nuisance)
+    assert est.schedule_ == "nuisance_adjusted"
+    assert set(range(8)) <= set(np.flatnonzero(est.support_))
+    assert np.all(est.nuisance_share_[8:18] > 0.3)  # Z explains the batch features
