@@ -229,11 +229,16 @@ def test_user_errors_are_one_line_and_exit_2(tmp_path):
     assert debug.returncode != 0 and "Traceback" in debug.stderr
     assert "ConfigError: evaluation.n_runs=0" in debug.stderr
     # an invalid schedule, found as the method is built (before the data)
-    empty_loop = run_cli("schedule=full", "schedule.name=mine", "schedule.loop=[]", f"hydra.run.dir={tmp_path}")
+    empty_loop = run_cli("schedule=full", "schedule.name=mine", "schedule.loop=[]",
+                         f"hydra.run.dir={tmp_path}")
     assert empty_loop.returncode == 2
     assert empty_loop.stderr.strip().splitlines() == [
         "causefs: error: schedule: the loop has no block "
         "(set CAUSEFS_DEBUG=1 for the traceback)"]
+    on_auto = run_cli("schedule.name=mine", "schedule.loop=[]", f"hydra.run.dir={tmp_path}")
+    assert on_auto.returncode == 2
+    assert "schedule=auto has no blocks to edit: start from a registered schedule, e.g. " \
+        "schedule=full schedule.name=mine" in on_auto.stderr
 
 
 def test_help_names_the_app_and_explains_the_main_keys():

@@ -330,6 +330,9 @@ def hydra_error_message(error: Exception) -> str:
         close = difflib.get_close_matches(str(cause.key), known, n=3)
         prefix = cause.full_key[: -len(str(cause.key))]
         hint = f" (did you mean {', '.join(prefix + k for k in close)}?)" if close else ""
+        if prefix == "schedule." and known == ["name"]:  # the default schedule, auto
+            hint = (" (schedule=auto has no blocks to edit: start from a registered "
+                    "schedule, e.g. schedule=full schedule.name=mine)")
         return (f"{given}: {cause.full_key} is not a key of the configuration{hint}; "
                 f"+{given} would add it")
     text = str(error).split("Config search path:")[0]
