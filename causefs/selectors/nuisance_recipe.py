@@ -8,9 +8,15 @@ import numpy as np
 
 from ..core.validation import InvalidParameterError
 from .base import Selector
+from .laplacian_score import LaplacianScore
+from .mcfs import MCFS
+from .ndfs import NDFS
+from .spec import SPEC
+from .udfs import UDFS
 
-#: selectors a recipe may not wrap: themselves recipes, or CAUSE-FS (which takes Z itself)
-_NOT_A_BASE = ("screening", "per_level", "location_scale", "causefs", "all_features")
+#: the selectors a recipe runs: the built-in baselines, which ignore Z (CAUSE-FS takes Z
+#: itself; the registry is not read here, it imports the recipes)
+BASES = {cls.name: cls for cls in (MCFS, NDFS, LaplacianScore, SPEC, UDFS)}
 
 
 def nuisance_levels(nuisance, n_samples: int) -> np.ndarray:
@@ -43,24 +49,19 @@ class NuisanceRecipe(Selector):
     Parameters
     ----------
     base : str, default "mcfs"
-        The registered selector the recipe runs (with its default options).
+        The baseline the recipe runs (with its default options), one of :data:`BASES`.
     """
 
     adjusts_for_nuisance: ClassVar[bool] = True
 
     def __init__(self, base="mcfs"):
-        from .catalog import available_selectors  # the catalog imports the recipes
-
-        if base in _NOT_A_BASE or base not in available_selectors():
-            allowed = sorted(set(available_selectors()) - set(_NOT_A_BASE))
-            raise InvalidParameterError(f"base={base!r}: must be one of {allowed}")
+        if base not in BASES:
+            raise InvalidParameterError(f"base={base!r}: must be one of {sorted(BASES)}")
         self.base = base
 
     def base_selector(self) -> Selector:
         """A fresh instance of the base selector."""
-        from .catalog import make_selector
-
-        return make_selector(self.base)
+        return BASES[self.base]()
 
     def base_scores(self, X, **supplied) -> np.ndarray:
         """The base selector's scores of ``X`` (what the experiment supplies passed on)."""
@@ -72,7 +73,5 @@ class NuisanceRecipe(Selector):
     @classmethod
     def label(cls, options) -> str:
         """The recipe and its base, ``Screening + MCFS``."""
-        from .catalog import get_selector
-
-        base = get_selector(options.get("base", cls.defaults()["base"]))
-        return f"{cls.display_name} + {base.display_name or base.name}"
+        base = BASES.get(options.get("base", cls.defaults()["base"]))
+        return f"{cls.display_name} + {base.display_name if base else options['base']}"
