@@ -137,7 +137,10 @@ def test_the_command_passes_z_and_scores_every_test_environment(tmp_path):
 def test_the_command_runs_auto_by_default_and_says_when_z_is_ignored(tmp_path, capsys):
     cfg = composed(*SMALL)
     assert OmegaConf.to_container(cfg.schedule) == {"name": "auto"}
+    capsys.readouterr()
     default = run(cfg, output_dir=tmp_path)
+    # the qp node is the default QP backend: not reported unused by nuisance_adjusted
+    assert "SettingsWarning" not in capsys.readouterr().err
     assert default["nuisance_given"]
     assert default["details"]["settings"]["schedule"] == {"name": "auto"}
     assert default["job"]["params"]["schedule"]["with_nuisance"]["name"] == \
