@@ -36,6 +36,7 @@ from .estimator import (
     NuisanceUnusedWarning,
     causefs_scores,
 )
+from .model.nuisance_coding import NuisanceWarning
 from .model.objective import Objective, ObjectiveValue, objective
 from .model.problem import Problem
 from .model.settings import Settings, SettingsWarning
@@ -52,6 +53,7 @@ __all__ = [
     "InvalidParameterError",
     "LongFitWarning",
     "NuisanceUnusedWarning",
+    "NuisanceWarning",
     "Objective",
     "ObjectiveValue",
     "Problem",

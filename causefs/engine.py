@@ -50,7 +50,7 @@ AUTO_SCHEDULES = {False: "full", True: "nuisance_adjusted"}
 FIT_SETTINGS = ("n_clusters", "n_features_to_select", "n_neighbors", "sample_weights",
                 "schedule", "kernel", "max_iter", "structure_iter", "preprocessing",
                 "treatment", "mmd_normalization", "balance_form", "memory_limit", "trace",
-                "check", "random_state", "verbose")
+                "check", "random_state", "verbose", "stability_subsamples")
 
 #: the three kinds of part a schedule names, by their base class
 _KINDS = {"block": Block, "term": Term, "stopping_rule": StoppingRule}
@@ -66,10 +66,18 @@ def _name_and_options(spec, what: str) -> tuple[str, dict]:
                                 "with a 'name' key, or an instance")
 
 
+def is_auto(spec) -> bool:
+    """Whether a schedule setting is ``"auto"`` (a name, or a config node of the name
+    alone), resolved when the fit knows whether it has nuisance variables."""
+    return (isinstance(spec, str) and spec == "auto") or (
+        isinstance(spec, Mapping) and dict(spec) == {"name": "auto"})
+
+
 def resolve_schedule(spec, nuisance: bool = False) -> Schedule:
     """A :class:`Schedule` from a registered name, a mapping, or a Schedule; ``"auto"``
-    is :data:`AUTO_SCHEDULES`'s schedule for a fit with (``nuisance``) or without Z."""
-    if isinstance(spec, str) and spec == "auto":
+    (or ``{"name": "auto"}``, the command line's config node) is
+    :data:`AUTO_SCHEDULES`'s schedule for a fit with (``nuisance``) or without Z."""
+    if is_auto(spec):
         spec = AUTO_SCHEDULES[bool(nuisance)]
     if isinstance(spec, Schedule):
         return spec
@@ -285,9 +293,27 @@ def build_parts(settings: Settings, seed: int = 0, nuisance: bool | None = None,
     return parts
 
 
+#: settings that name a part, and how to build it (its options are then compared)
+_PART_RESOLVERS = {"qp": resolve_qp, "kernel": resolve_kernel}
+
+
+def _at_default(name: str, value) -> bool:
+    """Whether setting ``name`` is at the library's default; a part given as its config
+    node (``{"name": "gradient_projection_cg", **its defaults}``, as the command line
+    passes it) is the default part."""
+    default = getattr(DEFAULTS, name)
+    if same_value(value, default):
+        return True
+    resolve = _PART_RESOLVERS.get(name)
+    try:
+        return resolve is not None and part_spec(resolve(value)) == part_spec(resolve(default))
+    except (InvalidParameterError, TypeError, ValueError):
+        return False
+
+
 def _warn_unused(settings: Settings, parts: Parts) -> None:
     unused = [name for name in setting_names() if name not in parts.used_settings()
-              and not same_value(getattr(settings, name), getattr(DEFAULTS, name))]
+              and not _at_default(name, getattr(settings, name))]
     for name in unused:
         warnings.warn(f"{name}={getattr(settings, name)!r} is not used: no part of schedule "
                       f"{parts.schedule.name!r} reads it (its terms: "

@@ -20,6 +20,8 @@ from .engine import build_parts, estimate, objective_spec, run_cause_fs, uses_nu
 from .model.diagnostics import weight_diagnostics
 from .model.nuisance_coding import code_nuisance
 from .model.settings import DEFAULTS, Settings, setting_names
+from .model.nuisance_coding import NuisanceWarning
+from .numerics.nuisance_effects import variance_share
 from .numerics.scaling import constant_features, scale_features
 from .numerics.threads import fit_threads
 
@@ -174,6 +176,14 @@ class CauseFS(SelectorMixin, BaseEstimator):
         ``strict`` also verifies, after every block, its declared writes, that it did not
         mutate its input and, for a descent block, that the objective did not rise,
         naming the block that broke its contract. For testing blocks of a plugin.
+    stability_subsamples : int, default=0
+        Stability selection (Meinshausen & Buehlmann, 2010): refit on this many random
+        halves of the samples (drawn without replacement, seeded by ``random_state``)
+        and record how often each feature is among the ``n_features_to_select`` best
+        (``selection_frequency_``). Each subsample is a whole fit on n/2 samples, so
+        the fit costs about ``1 + stability_subsamples / 2`` times as much (or more:
+        the graph steps grow faster than n); 0 skips it. 20 to 50 subsamples give
+        frequencies to about +-0.1.
     random_state : int, RandomState or None, default=None
         Seeds every random choice (eigensolver start, random features); the same seed
         gives the same selection.
@@ -203,6 +213,21 @@ class CauseFS(SelectorMixin, BaseEstimator):
         schedule's ``terms``; ``ablation_I`` has no balance term).
     sample_weight_ : ndarray of shape (n_samples,)
         Learned sample weights mu.
+    schedule_ : str
+        The name of the schedule the fit ran (``"auto"`` resolved: ``full`` or
+        ``nuisance_adjusted``).
+    selection_frequency_ : ndarray of shape (n_features,) or None
+        The fraction of ``stability_subsamples`` subsample fits in which each feature
+        was among the ``n_features_to_select`` best; None when not computed
+        (``stability_subsamples=0``).
+    nuisance_share_ : ndarray of shape (n_features,) or None
+        The share of each (scaled) feature's variance that the nuisance variables
+        explain in the data as given (R^2 of the feature on the coded Z; for labels the
+        between-level share); 0 for constant features; None without nuisance variables.
+    nuisance_share_adjusted_ : ndarray of shape (n_features,) or None
+        The same share in the data the model fitted, after the fit's adjustment
+        (``X - Z Theta``; equal to ``nuisance_share_`` for a schedule that does not
+        adjust the data); None without nuisance variables.
     nuisance_effect_ : ndarray of shape (q, n_features) or None
         The effect of the coded nuisance variables on every (scaled) feature that the fit
         removed (``Theta``, docs/MODEL.md), 0 for constant features; None for a fit
@@ -260,6 +285,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
                  neighbor_algorithm=DEFAULTS.neighbor_algorithm,
                  balance_form=DEFAULTS.balance_form, memory_limit=DEFAULTS.memory_limit,
                  trace=DEFAULTS.trace, check=DEFAULTS.check,
+                 stability_subsamples=DEFAULTS.stability_subsamples,
                  random_state=DEFAULTS.random_state, verbose=DEFAULTS.verbose):
         params = dict(locals())
         del params["self"]
@@ -328,6 +354,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
                 Heartbeat(logger):
             result = run_cause_fs(X_active, parts, seed=seed, callback=callback, Z=Z)
         self._store(result, active, X.shape[1], n_selected)
+        self.schedule_ = parts.schedule.name
+        self._store_nuisance_shares(result.state, Z, active, X.shape[1])
+        self.selection_frequency_ = self._selection_frequency(X, nuisance, n_selected, seed)
         self._warn_if_collapsed(result.state.W, settings.eps)
         if not result.converged and settings.max_iter > 0:
             warnings.warn(f"no stopping rule was met in max_iter={settings.max_iter} "
@@ -389,6 +418,38 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.converged_ = result.converged
         self.stop_reason_ = result.stop_reason
         self.structure_frozen_at_ = result.structure_frozen_at
+
+    def _store_nuisance_shares(self, state, Z, active, d) -> None:
+        """``nuisance_share_`` and ``nuisance_share_adjusted_`` on all d features."""
+        self.nuisance_share_ = self.nuisance_share_adjusted_ = None
+        if Z is None:
+            return
+        for name, data in (("nuisance_share_", state.problem.X),
+                           ("nuisance_share_adjusted_", state.X_adjusted)):
+            share = np.zeros(d)
+            share[active] = variance_share(data, Z)
+            setattr(self, name, share)
+
+    def _selection_frequency(self, X, nuisance, n_selected, seed) -> np.ndarray | None:
+        """How often each feature is among the ``n_selected`` best over refits on random
+        halves of the samples (``stability_subsamples``; None when 0)."""
+        B = self.settings_.stability_subsamples
+        if B == 0:
+            return None
+        rng = np.random.default_rng(seed)
+        counts = np.zeros(X.shape[1])
+        params = {**self.get_params(), "stability_subsamples": 0, "verbose": False}
+        for _ in range(B):
+            rows = np.sort(rng.choice(X.shape[0], X.shape[0] // 2, replace=False))
+            Z = None if nuisance is None else (
+                nuisance.iloc[rows] if hasattr(nuisance, "iloc") else np.asarray(nuisance)[rows])
+            with warnings.catch_warnings():  # a subsample's warnings are the whole fit's
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                warnings.simplefilter("ignore", NuisanceWarning)
+                fit = CauseFS(**{**params, "random_state": int(rng.integers(2**31 - 1))}
+                              ).fit(X[rows], nuisance=Z)
+            counts[np.argsort(-fit.scores_, kind="stable")[:n_selected]] += 1
+        return counts / B
 
     @staticmethod
     def _warn_if_collapsed(W, eps) -> None:

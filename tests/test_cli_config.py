@@ -17,7 +17,6 @@ from causefs.app.configs import check_schedule_config, config_nodes, register_co
 from causefs.model.settings import DEFAULTS, setting_names
 from causefs.selectors.cause_fs import SUPPLIED
 from causefs.core.schedule import entry_name
-from causefs.engine import AUTO_SCHEDULES
 from causefs.plugins import available, get_block
 from causefs.selectors import available_selectors
 
@@ -68,8 +67,9 @@ def test_renaming_a_registered_schedule_is_refused():
     with pytest.raises(ConfigError, match="choose a registered schedule with schedule=abl"):
         check_config(cfg)
     check_schedule_config(dict(composed("schedule=ablation_I").schedule))
-    renamed = composed("schedule.name=my_schedule").schedule
-    assert make_method(composed("schedule.name=my_schedule")).options()["schedule"] == \
+    renamed = composed("schedule=full", "schedule.name=my_schedule").schedule
+    assert make_method(composed("schedule=full", "schedule.name=my_schedule")
+                       ).options()["schedule"] == \
         {**dict(renamed), "init": list(renamed.init), "loop": list(renamed.loop),
          "terms": list(renamed.terms), "stopping": list(renamed.stopping)}
 
@@ -113,12 +113,12 @@ def test_experiment_configs_compose_with_their_launcher(experiment):
 def test_the_causefs_node_is_the_settings_table():
     """method=causefs is generated from the settings (one place for a default); its part
     options take the schedule/kernel/qp groups, and config.yaml holds only what every
-    method shares. The schedule group's default is the schedule ``"auto"`` stands for
-    without nuisance variables (a run with them names its schedule)."""
+    method shares. The schedule group's default is the estimator's, ``auto`` (resolved
+    when the fit knows whether it has nuisance variables)."""
     cfg = composed()
     for name in setting_names():
         if name == "schedule":
-            assert cfg.method[name]["name"] == AUTO_SCHEDULES[False]
+            assert dict(cfg.method[name]) == {"name": DEFAULTS.schedule}
         elif name in ("kernel", "qp"):
             assert cfg.method[name]["name"] == getattr(DEFAULTS, name), name
         elif name in SUPPLIED:

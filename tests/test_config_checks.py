@@ -76,9 +76,9 @@ BEFORE_ANY_DATA = {
     "method.sigma=2": "method.sigma=2: must be a real number >= 0 and <= 1",
     "method.max_treatments=0": "method.max_treatments=0: must be None or 'auto' or",
     "+method.foo=1": "method.foo: not an option of CAUSE-FS here",
-    "schedule.name=mine +schedule.setting_defaults.alpha=-5":
+    "schedule=full schedule.name=mine +schedule.setting_defaults.alpha=-5":
         "schedule.setting_defaults.alpha=-5: must be a real number > 0",
-    "schedule.name=mine +schedule.params.alpha=-5":
+    "schedule=full schedule.name=mine +schedule.params.alpha=-5":
         "schedule.params: schedules name their settings' defaults under 'setting_defaults'",
     "result_file=''": "result_file=''",
     "result_file=out/": "result_file='out/'",
@@ -96,9 +96,9 @@ BEFORE_ANY_DATA = {
     "kernel.name=nope": "kernel='nope': must be one of",
     "qp.name=nope": "qp='nope': must be one of",
     "+kernel.foo=1": "kernel.foo: unknown option; the options of 'linear' are none",
-    "schedule.loop=[nope]": "the schedule config is named 'full'",
-    "schedule.name=mine schedule.loop=[nope]": "schedule: block='nope': must be one of",
-    "schedule.name=mine schedule.loop=[{name:embedding,bogus:1}]":
+    "schedule=full schedule.loop=[nope]": "the schedule config is named 'full'",
+    "schedule=full schedule.name=mine schedule.loop=[nope]": "schedule: block='nope': must be one of",
+    "schedule=full schedule.name=mine schedule.loop=[{name:embedding,bogus:1}]":
         "schedule.embedding.bogus: unknown option; the options of 'embedding' are",
     "+evaluation.foo=1": "unknown key(s) evaluation.foo",
     "+store.foo=1": "unknown key(s) store.foo",
@@ -110,14 +110,14 @@ BEFORE_ANY_DATA = {
     "qp.max_iter=abc": "qp.max_iter='abc': must be an integer",
     "qp=projected_gradient qp.stall_iter=0": "qp.stall_iter=0: must be an integer >= 1",
     "qp=cvxpy qp.solver=SCIPY": "qp.solver='SCIPY': must be one of",
-    "schedule.name=mine schedule.loop=[selection_matrix,{name:embedding,max_iter:-1}]":
+    "schedule=full schedule.name=mine schedule.loop=[selection_matrix,{name:embedding,max_iter:-1}]":
         "schedule.embedding.max_iter=-1: must be an integer >= 0",
-    "schedule.name=mine schedule.loop=[selection_matrix,{name:confounders,irrelevant_tol:2}]":
+    "schedule=full schedule.name=mine schedule.loop=[selection_matrix,{name:confounders,irrelevant_tol:2}]":
         "schedule.confounders.irrelevant_tol=2: must be a real number >= 0 and <= 1",
-    "schedule.name=mine schedule.loop=[selection_matrix,{name:sample_weights,qp:abc}]":
+    "schedule=full schedule.name=mine schedule.loop=[selection_matrix,{name:sample_weights,qp:abc}]":
         "schedule.sample_weights.qp: qp is a setting; a schedule supplies a setting's "
         "default in its 'setting_defaults'",
-    "schedule.name=mine schedule.terms=[regression,nope]":
+    "schedule=full schedule.name=mine schedule.terms=[regression,nope]":
         "schedule: term='nope': must be one of",
     "data_dir=[a]": "data_dir=['a']: must be None or a directory path",
     "dataset=file dataset.path=": "dataset.path='': must be a file path",
@@ -229,11 +229,16 @@ def test_user_errors_are_one_line_and_exit_2(tmp_path):
     assert debug.returncode != 0 and "Traceback" in debug.stderr
     assert "ConfigError: evaluation.n_runs=0" in debug.stderr
     # an invalid schedule, found as the method is built (before the data)
-    empty_loop = run_cli("schedule.name=mine", "schedule.loop=[]", f"hydra.run.dir={tmp_path}")
+    empty_loop = run_cli("schedule=full", "schedule.name=mine", "schedule.loop=[]",
+                         f"hydra.run.dir={tmp_path}")
     assert empty_loop.returncode == 2
     assert empty_loop.stderr.strip().splitlines() == [
         "causefs: error: schedule: the loop has no block "
         "(set CAUSEFS_DEBUG=1 for the traceback)"]
+    on_auto = run_cli("schedule.name=mine", "schedule.loop=[]", f"hydra.run.dir={tmp_path}")
+    assert on_auto.returncode == 2
+    assert "schedule=auto has no blocks to edit: start from a registered schedule, e.g. " \
+        "schedule=full schedule.name=mine" in on_auto.stderr
 
 
 def test_help_names_the_app_and_explains_the_main_keys():

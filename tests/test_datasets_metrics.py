@@ -106,12 +106,15 @@ def test_csv_label_column_errors_name_the_file(tmp_path, content, label_column, 
 def test_fast_csv_path_reads_what_the_cell_by_cell_path_reads(tmp_path):
     """NumPy's parser (the fast path) and the cell-by-cell reader (the error path) give
     the same table, with a header, blank lines, quotes and spaces."""
-    from causefs.datasets.files import _read_csv, _read_csv_cells
+    from causefs.datasets.files import _csv_head, _read_csv, _read_csv_cells
 
     path = _write(tmp_path / "q.csv", 'a,b,c\n\n1.5,"2",3e-3\n-4, 5.25 ,6\n\n')
-    table, header = _read_csv(path)
+    header, skip = _csv_head(path)
+    table = _read_csv(path, skip, [0, 1, 2])
     np.testing.assert_array_equal(table, [[1.5, 2, 3e-3], [-4, 5.25, 6]])
-    np.testing.assert_array_equal(table, _read_csv_cells(path, skip=1))
+    np.testing.assert_array_equal(table, _read_csv_cells(path, skip, [0, 1, 2]))
+    np.testing.assert_array_equal(_read_csv(path, skip, [0, 2]), table[:, [0, 2]])
+    np.testing.assert_array_equal(_read_csv_cells(path, skip, [0, 2]), table[:, [0, 2]])
     assert header == ["a", "b", "c"]
 
 

@@ -17,7 +17,7 @@ from causefs.core.state import State
 from causefs.core.validation import InvalidParameterError
 from causefs.datasets import make_shifted_clusters
 from causefs.estimator import NuisanceUnusedWarning
-from causefs.model.nuisance_coding import code_nuisance
+from causefs.model.nuisance_coding import NuisanceWarning, code_nuisance
 from causefs.model.problem import Problem
 from causefs.model.treatments import treatment_coding
 from causefs.numerics.nuisance_effects import conditional_kmeans, nuisance_regression
@@ -40,7 +40,31 @@ def test_covariates_are_standardized_and_constant_columns_drop():
     coded = code_nuisance(Z, 40)
     assert coded.shape == (40, 1)
     assert np.allclose(coded[:, 0], (Z[:, 0] - Z[:, 0].mean()) / Z[:, 0].std())
-    assert code_nuisance(np.zeros(5, dtype=int), 5).shape == (5, 0)
+    with pytest.warns(NuisanceWarning, match=r"column\(s\) \[1\] do not vary"):
+        code_nuisance(Z, 40)
+
+
+def test_z_that_does_not_vary_is_refused_and_a_one_sample_level_warned():
+    with pytest.raises(ValueError, match="does not vary .*pass nuisance=None"):
+        code_nuisance(np.zeros(5, dtype=int), 5)
+    with pytest.raises(ValueError, match="does not vary"):
+        code_nuisance(np.array(["run1"] * 6), 6)
+    with pytest.warns(NuisanceWarning, match="level\(s\) 'c' hold one sample"):
+        coded = code_nuisance(np.array(["a", "a", "b", "b", "c", "a", "b"]), 7)
+    assert coded.shape == (7, 2)
+
+
+def test_pandas_series_and_frames_with_text_and_categories():
+    pd = pytest.importorskip("pandas")
+    levels = ["run1", "run2", "run1", "run3", "run2", "run1"]
+    expected = code_nuisance(np.array(levels), 6)
+    assert np.allclose(code_nuisance(pd.Series(levels), 6), expected)
+    assert np.allclose(code_nuisance(pd.Series(levels, dtype="category"), 6), expected)
+    age = [30.0, 41.0, 25.0, 33.0, 50.0, 45.0]
+    frame = pd.DataFrame({"batch": levels, "age": age})
+    assert np.allclose(code_nuisance(frame, 6),
+                       np.hstack([expected, code_nuisance(np.array(age), 6)]))
+    assert np.allclose(code_nuisance(frame[["batch"]], 6), expected)
 
 
 class FakeFrame:
@@ -221,3 +245,54 @@ def test_z_reaches_the_selector_in_a_pipeline_by_metadata_routing(shifted):
     direct = CauseFS(n_clusters=4, n_features_to_select=8, max_iter=2, random_state=0).fit(
         MinMaxScaler().fit_transform(shifted.X), nuisance=shifted.environment)
     assert np.array_equal(pipe[1].support_, direct.support_)
+
+
+# --- how sure: nuisance shares and selection frequencies ------------------------------
+
+def _eta_squared(X, labels):
+    """Between-level share of every column's variance, from the level means."""
+    centred = X - X.mean(axis=0)
+    between = sum((labels == level).sum() * (X[labels == level].mean(axis=0)
+                                             - X.mean(axis=0)) ** 2
+                  for level in np.unique(labels))
+    total = (centred**2).sum(axis=0)
+    return np.divide(between, total, out=np.zeros(X.shape[1]), where=total > 1e-12)
+
+
+def test_nuisance_shares_are_the_between_level_share_before_and_after_adjustment():
+    rng = np.random.default_rng(3)
+    n = 150
+    labels = rng.integers(0, 3, n)
+    X = rng.random((n, 6))
+    X[:, 0] += 1.5 * labels  # a batch effect
+    X[:, 1] += 2.0 * (rng.random(n) < 0.5)  # structure of its own
+    X[:, 5] = 4.0  # constant
+    est = CauseFS(n_clusters=2, n_features_to_select=2, max_iter=3, random_state=0).fit(
+        X, nuisance=labels)
+    scaled = (X - X.min(axis=0)) / np.where(np.ptp(X, axis=0) > 0, np.ptp(X, axis=0), 1)
+    assert np.allclose(est.nuisance_share_, _eta_squared(scaled, labels))
+    assert est.nuisance_share_[0] > 0.8 and est.nuisance_share_[5] == 0
+    adjusted = scaled - code_nuisance(labels, n) @ est.nuisance_effect_
+    assert np.allclose(est.nuisance_share_adjusted_, _eta_squared(adjusted, labels))
+    assert est.nuisance_share_adjusted_[0] < 0.1
+    without = CauseFS(n_clusters=2, n_features_to_select=2, max_iter=3).fit(X)
+    assert without.nuisance_share_ is None and without.nuisance_share_adjusted_ is None
+
+
+def test_selection_frequency_over_half_subsamples():
+    rng = np.random.default_rng(4)
+    n = 120
+    X = rng.random((n, 8))
+    groups = rng.random(n) < 0.5
+    X[:, 2] += 3.0 * groups
+    X[:, 6] += 3.0 * groups
+    params = dict(n_clusters=2, n_features_to_select=2, max_iter=5, random_state=1)
+    assert CauseFS(**params).fit(X).selection_frequency_ is None
+    est = CauseFS(**params, stability_subsamples=6).fit(X)
+    frequency = est.selection_frequency_
+    assert frequency.shape == (8,) and np.allclose(frequency * 6, np.round(frequency * 6))
+    assert np.isclose(frequency.sum(), 2)  # every subsample selects two features
+    assert frequency[2] == frequency[6] == 1.0
+    again = CauseFS(**params, stability_subsamples=6).fit(X).selection_frequency_
+    assert np.array_equal(frequency, again)
+    assert np.array_equal(est.scores_, CauseFS(**params).fit(X).scores_)

@@ -1,12 +1,16 @@
 """Datasets that return Z, files that hold it, and the command line that passes it on."""
 
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 from hydra import compose, initialize_config_module
+from omegaconf import OmegaConf
+from sklearn.exceptions import ConvergenceWarning
 
+from causefs import CauseFS
 from causefs.app.cli import run
 from causefs.app.config_checks import ConfigError, check_config
 from causefs.app.configs import register_configs
@@ -83,6 +87,24 @@ def test_files_hold_z_under_a_key_or_in_columns(tmp_path):
         load_file(tmp_path / "d.csv", nuisance=9)
 
 
+def test_a_csv_column_of_text_levels_is_a_categorical_z(tmp_path):
+    lines = ["f1,f2,batch,f3"] + [f"{i / 10},{i % 3},run{i % 2 + 1},{i}" for i in range(6)]
+    (tmp_path / "b.csv").write_text("\n".join(lines) + "\n")
+    data = load_file(tmp_path / "b.csv", nuisance="batch")
+    assert data.X.shape == (6, 3)
+    assert np.array_equal(data.X[:, 2], np.arange(6.0))
+    assert data.nuisance.tolist() == ["run1", "run2"] * 3
+    lines[3] = "0.2,2,,2"
+    (tmp_path / "e.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(DatasetError, match="line 4, column 3: the nuisance variable is "
+                                           "missing"):
+        load_file(tmp_path / "e.csv", nuisance="batch")
+    lines[3] = "0.2,x,run1,2"
+    (tmp_path / "f.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(DatasetError, match="line 4, column 2: 'x' is not a number"):
+        load_file(tmp_path / "f.csv", nuisance="batch")
+
+
 def composed(*overrides):
     with initialize_config_module(config_module="causefs.conf", version_base="1.3"):
         return compose(config_name="config", overrides=list(overrides))
@@ -112,6 +134,27 @@ def test_the_command_passes_z_and_scores_every_test_environment(tmp_path):
     assert "nuisance" not in without["job"]["dataset"]  # the key of a run without Z
 
 
+def test_the_command_runs_auto_by_default_and_says_when_z_is_ignored(tmp_path, capsys):
+    cfg = composed(*SMALL)
+    assert OmegaConf.to_container(cfg.schedule) == {"name": "auto"}
+    capsys.readouterr()
+    default = run(cfg, output_dir=tmp_path)
+    # the qp node is the default QP backend: not reported unused by nuisance_adjusted
+    assert "SettingsWarning" not in capsys.readouterr().err
+    assert default["nuisance_given"]
+    assert default["details"]["settings"]["schedule"] == {"name": "auto"}
+    assert default["job"]["params"]["schedule"]["with_nuisance"]["name"] == \
+        "nuisance_adjusted"
+    explicit = run(composed(*SMALL, "schedule=auto"), output_dir=tmp_path)
+    assert explicit["selected_features"] == default["selected_features"]
+    capsys.readouterr()
+    ignored = run(composed(*SMALL, "schedule=full"), output_dir=tmp_path)
+    err = capsys.readouterr().err
+    assert "has nuisance variables, but schedule 'full' does not adjust for them" in err
+    assert "NuisanceUnusedWarning" not in err and "SettingsWarning" not in err
+    assert not ignored["nuisance_given"]
+
+
 class OldSelector(Selector):
     """A plugin's selector written before Selector.score took Z."""
 
@@ -137,3 +180,36 @@ def test_an_injected_block_is_driven_by_z():
                                                               np.arange(256, 266))
     block = data.X[:, data.spurious].reshape(400, 5, 2).mean(axis=2)
     assert np.mean(block.argmax(axis=1) == data.nuisance) > 0.95
+
+
+def _users_csv(path, seed):
+    """The issue-22 user's file: 300 samples x 40 features with a header; features 0-7
+    carry 3 clusters, 8-17 an additive batch effect, the batch (text levels) agrees
+    with the cluster in about 76% of the samples; the rest is noise."""
+    rng = np.random.default_rng(seed)
+    n = 300
+    cluster = rng.integers(0, 3, n)
+    batch = np.where(rng.random(n) < 0.64, cluster, rng.integers(0, 3, n))
+    X = rng.standard_normal((n, 40))
+    levels = [-1.5, 0.0, 1.5]
+    X[:, :8] += np.array([rng.permutation(levels) for _ in range(8)]).T[cluster]
+    X[:, 8:18] += np.array([rng.permutation(levels) for _ in range(10)]).T[batch]
+    lines = [",".join([f"f{j}" for j in range(40)] + ["batch"])]
+    lines += [",".join([f"{v:.5f}" for v in row] + [f"run{b + 1}"]) for row, b in zip(X, batch)]
+    path.write_text("\n".join(lines) + "\n")
+    return cluster, batch
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_users_csv_keeps_every_cluster_feature_and_no_batch_feature(tmp_path, seed):
+    cluster, batch = _users_csv(tmp_path / "samples.csv", seed)
+    assert 0.7 < np.mean(cluster == batch) < 0.85
+    data = load_file(tmp_path / "samples.csv", nuisance="batch")
+    assert set(data.nuisance) == {"run1", "run2", "run3"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = CauseFS(n_clusters=3, n_features_to_select=10, random_state=0).fit(
+            data.X, nuisance=data.nuisance)
+    assert est.schedule_ == "nuisance_adjusted"
+    assert set(range(8)) <= set(np.flatnonzero(est.support_))
+    assert np.all(est.nuisance_share_[8:18] > 0.3)  # Z explains the batch features

@@ -145,8 +145,9 @@ def plan(cfg: DictConfig, data: Dataset) -> Job:
 def score(cfg: DictConfig, job: Job, X: np.ndarray, nuisance=None) -> dict:
     """Fit the method on the scaled data (given the dataset's nuisance variables, if it
     has them and the method takes them): its scores, ranking and details."""
-    given = {"nuisance": nuisance} if nuisance is not None and accepts_nuisance(job.method) \
-        else {}
+    # Z goes to a method that adjusts for it (one that does not was said before fitting)
+    given = {"nuisance": nuisance} if nuisance is not None and job.method.uses_nuisance() \
+        and accepts_nuisance(job.method) else {}
     start = time.perf_counter()
     scores = job.method.score(X, n_clusters=job.n_clusters,
                               n_features_to_select=max(int(r) for r in cfg.evaluation.rhos),
@@ -256,6 +257,7 @@ def compute(cfg: DictConfig, job: Job, data: Dataset, output_dir: Path | None,
             store: ResultStore | None) -> dict:
     """Fit, evaluate, report, and write the result (run directory and ``store``)."""
     X = scale_features(np.asarray(data.X, dtype=float), cfg.preprocessing)
+    warn_if_nuisance_ignored(cfg, job, data)
     result = {"schema": SCHEMA_VERSION, "key": job.key, "job": job.spec,
               "config": OmegaConf.to_container(cfg, resolve=True),
               "dataset": {"name": data.name, "source": data.source, "n_samples": X.shape[0],
@@ -267,6 +269,17 @@ def compute(cfg: DictConfig, job: Job, data: Dataset, output_dir: Path | None,
     print_result(result, job.method)
     write(cfg, result, output_dir, store)
     return result
+
+
+def warn_if_nuisance_ignored(cfg: DictConfig, job: Job, data: Dataset) -> None:
+    """Say, before fitting, that the dataset's nuisance variables will not be used."""
+    if data.nuisance is None or job.method.uses_nuisance():
+        return
+    what = f"schedule {cfg.schedule.name!r}" if cfg.method.name == "causefs" \
+        else f"method {cfg.method.name!r}"
+    print(f"causefs: warning: dataset {data.name!r} has nuisance variables, but {what} "
+          "does not adjust for them (schedule=auto does; so do the methods screening, "
+          "per_level and location_scale)", file=sys.stderr)
 
 
 def print_result(result: dict, method: Selector) -> None:
@@ -317,6 +330,9 @@ def hydra_error_message(error: Exception) -> str:
         close = difflib.get_close_matches(str(cause.key), known, n=3)
         prefix = cause.full_key[: -len(str(cause.key))]
         hint = f" (did you mean {', '.join(prefix + k for k in close)}?)" if close else ""
+        if prefix == "schedule." and known == ["name"]:  # the default schedule, auto
+            hint = (" (schedule=auto has no blocks to edit: start from a registered "
+                    "schedule, e.g. schedule=full schedule.name=mine)")
         return (f"{given}: {cause.full_key} is not a key of the configuration{hint}; "
                 f"+{given} would add it")
     text = str(error).split("Config search path:")[0]

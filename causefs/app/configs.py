@@ -40,6 +40,8 @@ def config_nodes() -> dict:
         for group in ("kernel", "qp")
     }
     nodes["schedule"] = {n: get_schedule(n) for n in registry.names("schedule")}
+    # the estimator's default, resolved when the fit knows whether Z is given
+    nodes["schedule"]["auto"] = {"name": "auto"}
     nodes["block"] = {}
     for name in registry.names("block"):
         cls = registry.get("block", name)

@@ -176,52 +176,86 @@ def _csv_head(path: Path) -> tuple[list | None, int]:
     return None, 0
 
 
-def _read_csv(path: Path) -> tuple[np.ndarray, list | None]:
-    """Numbers of a comma-separated file, (rows, columns), and its header's names (one
-    header line of names allowed, else None).
+def _read_csv(path: Path, skip: int, columns: list) -> np.ndarray:
+    """Numbers of the ``columns`` of a comma-separated file, (rows, len(columns)), after
+    its ``skip`` header lines.
 
     NumPy's parser reads a well-formed file; any file it refuses, or whose values are
     not all finite, is read again cell by cell (:func:`_read_csv_cells`) for an error
     naming the line and column.
     """
-    header, skip = _csv_head(path)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "input contained no data": checked below
             table = np.loadtxt(path, delimiter=",", skiprows=skip, ndmin=2, comments=None,
-                               quotechar='"', encoding="utf-8-sig", dtype=float)
+                               quotechar='"', encoding="utf-8-sig", dtype=float,
+                               usecols=columns)
         if table.size and np.isfinite(table).all():
-            return table, header
+            return table
     except (ValueError, UnicodeDecodeError):
         pass
-    return _read_csv_cells(path, skip), header
+    return _read_csv_cells(path, skip, columns)
 
 
-def _read_csv_cells(path: Path, skip: int) -> np.ndarray:
+def _csv_rows(path: Path, skip: int) -> list:
+    """(line number, cells) of every non-blank row after the ``skip`` header lines."""
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        return [(number, row) for number, row in enumerate(csv.reader(handle), start=1)
+                if number > skip and any(cell.strip() for cell in row)]
+
+
+def _read_csv_cells(path: Path, skip: int, columns: list) -> np.ndarray:
     """The slow path of :func:`_read_csv`: a cell that is not a number or not finite, a
     row of another width, or no data row raise a :class:`DatasetError` naming the line
     and column."""
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        rows = [(number, row) for number, row in enumerate(csv.reader(handle), start=1)
-                if number > skip and any(cell.strip() for cell in row)]
+    rows = _csv_rows(path, skip)
     if not rows:
         raise DatasetError(f"{path} holds no data rows")
     width = len(rows[0][1])
-    table = np.empty((len(rows), width))
+    table = np.empty((len(rows), len(columns)))
     for i, (line, row) in enumerate(rows):
         if len(row) != width:
             raise DatasetError(f"{path}, line {line}: {len(row)} columns, the first data "
                                f"row has {width}")
-        for column, cell in enumerate(row):
+        for j, column in enumerate(columns):
+            cell = row[column]
             try:
-                table[i, column] = float(cell)
+                table[i, j] = float(cell)
             except ValueError:
                 raise DatasetError(f"{path}, line {line}, column {column + 1}: "
                                    f"{_shown(cell)} is not a number") from None
-            if not np.isfinite(table[i, column]):
+            if not np.isfinite(table[i, j]):
                 raise DatasetError(f"{path}, line {line}, column {column + 1}: "
                                    f"{_shown(cell)} ({_NOT_FINITE})")
     return table
+
+
+def _csv_width(path: Path, header: list | None, skip: int) -> int:
+    """Columns of a CSV file: its header's, else its first data row's."""
+    if header is not None:
+        return len(header)
+    rows = _csv_rows(path, skip)
+    if not rows:
+        raise DatasetError(f"{path} holds no data rows")
+    return len(rows[0][1])
+
+
+def _csv_nuisance(path: Path, skip: int, columns: list) -> np.ndarray:
+    """The nuisance columns of a CSV file: numbers where every cell is one (whole numbers
+    as integer labels), else text levels (categorical); an empty cell is an error."""
+    rows = _csv_rows(path, skip)
+    cells = np.array([[row[c].strip() if c < len(row) else "" for c in columns]
+                      for _, row in rows], dtype=str)
+    for (line, _), values in zip(rows, cells):
+        empty = [columns[j] + 1 for j, value in enumerate(values) if not value]
+        if empty:
+            raise DatasetError(f"{path}, line {line}, column {empty[0]}: the nuisance "
+                               "variable is missing (an empty cell)")
+    if _numeric(cells.ravel()):
+        values = cells.astype(float)
+        if np.isfinite(values).all():
+            return _labels_where_whole(values)
+    return cells  # text levels, such as batch names
 
 
 def _shown(cell: str, width: int = 12) -> str:
@@ -290,9 +324,10 @@ def _warn_if_last_column_looks_like_labels(path: Path, table: np.ndarray,
 
 def _load_csv(path: Path, label_column, nuisance):
     """Features, labels and nuisance variables of a CSV file (see :func:`load_file`);
-    ``nuisance`` is a column (number or header name) or a list of them."""
-    table, header = _read_csv(path)
-    width = table.shape[1]
+    ``nuisance`` is a column (number or header name) or a list of them, of numbers or of
+    text levels."""
+    header, skip = _csv_head(path)
+    width = _csv_width(path, header, skip)
     column = _label_index(path, header, width, label_column)
     several = isinstance(nuisance, (list, tuple))
     side = [_column_index(path, header, width, "nuisance", c)
@@ -300,13 +335,14 @@ def _load_csv(path: Path, label_column, nuisance):
     if column in side:
         raise DatasetError(f"{path}: column {column} cannot hold both the labels and a "
                            "nuisance variable")
+    numeric = [j for j in range(width) if j not in side]
+    table = _read_csv(path, skip, numeric)
     if column is None and width - 1 not in side:
         _warn_if_last_column_looks_like_labels(path, table, header)
-    label = [] if column is None else [column]
-    y = table[:, column] if label else None
-    Z = None if not side else table[:, side] if several else table[:, side[0]]
-    return (np.delete(table, label + side, axis=1), y,
-            None if Z is None else _labels_where_whole(Z))
+    label = [] if column is None else [numeric.index(column)]
+    y = table[:, label[0]] if label else None
+    Z = None if not side else _csv_nuisance(path, skip, side)
+    return np.delete(table, label, axis=1), y, Z if Z is None or several else Z[:, 0]
 
 
 def _labels_where_whole(Z: np.ndarray) -> np.ndarray:

@@ -11,11 +11,19 @@ design ``(n, q)`` with centred columns. How a column is coded follows its dtype:
   (bin it, or pass a basis of it, for another shape). A constant column codes to no
   column.
 
-A 1-D array is one column; a 2-D array has one dtype for all of its columns; a
-pandas DataFrame is coded column by column by each column's dtype.
+A 1-D array or a pandas Series is one column; a 2-D array has one dtype for all of its
+columns; a pandas DataFrame is coded column by column by each column's dtype (a
+categorical Series or column by its categories' values).
+
+A Z in which no column varies is an error (it carries no nuisance: pass none). A column
+that does not vary beside others that do, and a level held by one sample (whose effect is
+that sample's own values, so the adjustment erases it), are warned about
+(:class:`NuisanceWarning`).
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,13 +32,18 @@ import scipy.sparse as sp
 CATEGORICAL_KINDS = "biuOUS"
 
 
+class NuisanceWarning(UserWarning):
+    """Nuisance variables that can be coded but carry little: a column that does not
+    vary, or a level of one sample."""
+
+
 def _columns(Z) -> list:
     """The columns of Z as 1-D arrays (a DataFrame's keep their own dtypes)."""
     if sp.issparse(Z):
         raise ValueError("nuisance: a sparse matrix is not supported; pass a dense array")
-    if hasattr(Z, "dtypes") and hasattr(Z, "iloc"):  # a pandas DataFrame
+    if hasattr(Z, "iloc") and len(getattr(Z, "shape", ())) == 2:  # a pandas DataFrame
         return [np.asarray(Z.iloc[:, j]) for j in range(Z.shape[1])]
-    Z = np.asarray(Z)
+    Z = np.asarray(Z)  # a pandas Series is one column
     if Z.ndim == 1:
         return [Z]
     if Z.ndim == 2:
@@ -45,10 +58,12 @@ def _code_column(column: np.ndarray, j: int) -> np.ndarray:
         if kind == "O" and any(v is None or (isinstance(v, float) and v != v) for v in column):
             raise ValueError(f"nuisance column {j} has missing values (None or NaN)")
         try:
-            _, codes = np.unique(column, return_inverse=True)
+            levels, codes, counts = np.unique(column, return_inverse=True,
+                                              return_counts=True)
         except TypeError as error:  # objects that cannot be sorted
             raise ValueError(f"nuisance column {j}: labels must be comparable ({error})") \
                 from None
+        _warn_if_single_sample_levels(levels, counts, j)
         indicators = (codes.reshape(-1)[:, None] == np.arange(1, codes.max() + 1)).astype(float)
         return indicators - indicators.mean(axis=0)
     if kind != "f":
@@ -60,6 +75,17 @@ def _code_column(column: np.ndarray, j: int) -> np.ndarray:
     centred = column - column.mean()
     scale = np.sqrt(np.mean(centred**2))
     return (centred / scale)[:, None] if scale > 0 else np.empty((column.size, 0))
+
+
+def _warn_if_single_sample_levels(levels: np.ndarray, counts: np.ndarray, j: int) -> None:
+    single = levels[counts == 1]
+    if single.size and levels.size > 1:
+        shown = ", ".join(repr(v) for v in single[:5].tolist()) \
+            + (f" and {single.size - 5} more" if single.size > 5 else "")
+        warnings.warn(f"nuisance column {j}: level(s) {shown} hold one sample each; the "
+                      "effect of such a level is that sample's own values, which the "
+                      "adjustment then removes (merge rare levels, or drop those samples)",
+                      NuisanceWarning, stacklevel=4)
 
 
 def code_nuisance(Z, n_samples: int) -> np.ndarray:
@@ -75,14 +101,21 @@ def code_nuisance(Z, n_samples: int) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n_samples, q)
-        Centred columns; q = 0 when no column varies.
+        Centred columns.
 
     Raises
     ------
     ValueError
         A sparse or 3-D input, a length other than ``n_samples``, missing or infinite
-        values, a dtype that is neither labels nor numbers, or more columns than the
-        samples can estimate (q >= n_samples - 1).
+        values, a dtype that is neither labels nor numbers, no column that varies (one
+        level, or a constant covariate), or more columns than the samples can estimate
+        (q >= n_samples - 1).
+
+    Warns
+    -----
+    NuisanceWarning
+        A column that does not vary beside others that do (it is dropped), or a level
+        held by one sample.
     """
     columns = _columns(Z)
     for j, column in enumerate(columns):
@@ -90,7 +123,14 @@ def code_nuisance(Z, n_samples: int) -> np.ndarray:
             raise ValueError(f"nuisance has {column.shape[0]} rows but X has {n_samples} "
                              "samples: Z needs one row per sample")
     coded = [_code_column(column, j) for j, column in enumerate(columns)]
-    design = np.hstack(coded) if coded else np.empty((n_samples, 0))
+    constant = [j for j, part in enumerate(coded) if part.shape[1] == 0]
+    if len(constant) == len(coded):
+        raise ValueError("nuisance does not vary (one level, or a constant covariate): it "
+                         "carries no nuisance to adjust for; pass nuisance=None")
+    if constant:
+        warnings.warn(f"nuisance column(s) {constant} do not vary and are ignored",
+                      NuisanceWarning, stacklevel=3)
+    design = np.hstack(coded)
     if design.shape[1] >= n_samples - 1:
         raise ValueError(f"nuisance codes to {design.shape[1]} columns for {n_samples} "
                          "samples: too many levels or variables to estimate their effects")

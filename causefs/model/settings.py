@@ -91,6 +91,7 @@ class Settings:
                                              in_key=False)
     trace: bool = setting(False, BOOLEAN, in_key=False)
     check: str = setting("cheap", Options(CHECKS), in_key=False)
+    stability_subsamples: int = setting(0, Interval(int, 0))
     random_state: object = setting(None, NONE, SEED,
                                    InstanceOf(np.random.RandomState, "a RandomState"))
     verbose: bool = setting(False, BOOLEAN, in_key=False)

@@ -126,3 +126,33 @@ def conditional_kmeans(X: np.ndarray, Z: np.ndarray, n_clusters: int, *, n_init:
                         ).fit_predict(data)
         best = min(best, _lloyd(X, Z, labels, n_clusters, max_iter), key=lambda r: r[0])
     return best[1]
+
+
+def variance_share(X, Z: np.ndarray) -> np.ndarray:
+    """The share of every feature's variance that Z explains, R^2 of X's columns on Z.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n, d)
+    Z : ndarray of shape (n, q)
+        Coded nuisance variables, centred columns.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+        ``||P_Z x_c||^2 / ||x_c||^2`` with ``x_c`` the centred feature and ``P_Z`` the
+        projection onto Z's columns (for labels: the between-level share of the
+        variance, eta^2); 0 for a constant feature.
+    """
+    n = X.shape[0]
+    U, s, _ = np.linalg.svd(Z, full_matrices=False)
+    U = U[:, s > RANK_RTOL * s.max()] if s.size else U
+    mean = np.asarray(X.mean(axis=0)).ravel()
+    squares = np.asarray(X.multiply(X).sum(axis=0) if hasattr(X, "multiply")
+                         else np.einsum("ij,ij->j", X, X)).ravel()
+    total = squares - n * mean**2
+    # Z's columns are centred, so U is orthogonal to the constant: U^T x_c = U^T x
+    explained = np.einsum("ij,ij->j", *(2 * [np.asarray((X.T @ U).T)]))
+    scale = np.maximum(squares, np.finfo(float).tiny)
+    varies = total > RANK_RTOL * scale
+    return np.where(varies, np.clip(explained / np.where(varies, total, 1.0), 0.0, 1.0), 0.0)

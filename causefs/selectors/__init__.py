@@ -10,12 +10,19 @@ from .base import Selector, accepts_nuisance, ranking_from_scores
 from .builtin import BUILTIN_SELECTORS
 from .cause_fs import AllFeatures, CauseFSSelector
 from .laplacian_score import LaplacianScore
+from .location_scale import LocationScaleCorrection, location_scale_corrected
 from .mcfs import MCFS
 from .ndfs import NDFS
+from .nuisance_recipe import NuisanceRecipe, nuisance_levels
+from .per_level import PerLevelAggregation
+from .screening import NuisanceScreening
 from .catalog import SelectorRegistry, available_selectors, get_selector, make_selector
 from .spec import SPEC
 from .udfs import UDFS
 
-__all__ = ["BUILTIN_SELECTORS", "AllFeatures", "CauseFSSelector", "LaplacianScore", "MCFS",
-           "NDFS", "SPEC", "Selector", "SelectorRegistry", "UDFS", "accepts_nuisance",
-           "available_selectors", "get_selector", "make_selector", "ranking_from_scores"]
+__all__ = ["BUILTIN_SELECTORS", "AllFeatures", "CauseFSSelector", "LaplacianScore",
+           "LocationScaleCorrection", "MCFS", "NDFS", "NuisanceRecipe", "NuisanceScreening",
+           "PerLevelAggregation", "SPEC", "Selector", "SelectorRegistry", "UDFS",
+           "accepts_nuisance", "available_selectors", "get_selector",
+           "location_scale_corrected", "make_selector", "nuisance_levels",
+           "ranking_from_scores"]

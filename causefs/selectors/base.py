@@ -43,12 +43,16 @@ class Selector(Part, ABC):
         A method that keeps every feature whatever rho (the AllFea baseline).
     result_neutral : tuple of str
         Options that cannot change the result (left out of a results store's key).
+    adjusts_for_nuisance : bool
+        Whether :meth:`score` uses the nuisance variables it is given (the baselines
+        ignore them; :meth:`uses_nuisance` decides per instance).
     """
 
     name: ClassVar[str]
     display_name: ClassVar[str | None] = None
     select_all: ClassVar[bool] = False
     result_neutral: ClassVar[tuple] = ()
+    adjusts_for_nuisance: ClassVar[bool] = False
 
     @abstractmethod
     def score(self, X: np.ndarray, *, n_clusters: int, n_features_to_select: int,
@@ -62,6 +66,11 @@ class Selector(Part, ABC):
         ignores them (the baselines do: their papers define no adjustment, and the
         experiments compare against them as they are).
         """
+
+    def uses_nuisance(self) -> bool:
+        """Whether this selector, with its options, adjusts for the nuisance variables
+        :meth:`score` is given (a run that has them says so before fitting when not)."""
+        return self.adjusts_for_nuisance
 
     def ranking(self, X, **kwargs) -> np.ndarray:
         """Feature indices, best first."""

@@ -5,12 +5,16 @@ from __future__ import annotations
 from ..plugins.hookspecs import hookimpl
 from .cause_fs import AllFeatures, CauseFSSelector
 from .laplacian_score import LaplacianScore
+from .location_scale import LocationScaleCorrection
 from .mcfs import MCFS
 from .ndfs import NDFS
+from .per_level import PerLevelAggregation
+from .screening import NuisanceScreening
 from .spec import SPEC
 from .udfs import UDFS
 
-BUILTIN_SELECTORS = (CauseFSSelector, AllFeatures, LaplacianScore, SPEC, MCFS, UDFS, NDFS)
+BUILTIN_SELECTORS = (CauseFSSelector, AllFeatures, LaplacianScore, SPEC, MCFS, UDFS, NDFS,
+                     NuisanceScreening, PerLevelAggregation, LocationScaleCorrection)
 
 
 @hookimpl(tryfirst=True)

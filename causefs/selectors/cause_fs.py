@@ -14,7 +14,7 @@ from ..core.validation import (
     constructor_defaults,
     same_value,
 )
-from ..engine import build_parts, part_spec, schedule_spec
+from ..engine import build_parts, is_auto, part_spec, schedule_spec, uses_nuisance
 from ..estimator import CauseFS
 from ..model.diagnostics import describe as describe_weights
 from ..model.settings import DEFAULTS, Settings, SettingsWarning, affects_result, setting_names
@@ -52,11 +52,12 @@ def part_change(group: str, spec, default: str) -> str | None:
                         if changed else "")
 
 
-def _quiet_parts(settings: Settings):
-    """The parts of ``settings``, checked; what the fit will warn about is not said twice."""
+def _quiet_parts(settings: Settings, nuisance: bool | None = None):
+    """The parts of ``settings`` for a fit with or without (``nuisance``) Z, or either
+    (None), checked; what the fit will warn about is not said twice."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SettingsWarning)
-        return build_parts(settings)
+        return build_parts(settings, nuisance=nuisance)
 
 
 def _written(value):
@@ -99,9 +100,17 @@ class CauseFSSelector(Selector):
     def result_options(self) -> dict:
         """The settings that can change the result; the schedule, kernel and QP backend
         as mappings of their normalized options (:func:`causefs.engine.part_spec`)."""
-        parts = _quiet_parts(Settings(**self._options))
-        return {**super().result_options(), "schedule": schedule_spec(parts),
+        settings = Settings(**self._options)
+        parts = _quiet_parts(settings)
+        schedule = schedule_spec(parts)
+        if is_auto(settings.schedule):  # both schedules "auto" may stand for
+            schedule = {"name": "auto", "without_nuisance": schedule,
+                        "with_nuisance": schedule_spec(_quiet_parts(settings, True))}
+        return {**super().result_options(), "schedule": schedule,
                 "kernel": part_spec(parts.kernel), "qp": part_spec(parts.qp)}
+
+    def uses_nuisance(self) -> bool:
+        return uses_nuisance(_quiet_parts(Settings(**self._options), True))
 
     def _estimator(self, n_clusters, n_features_to_select, random_state) -> CauseFS:
         return CauseFS(n_clusters=n_clusters, n_features_to_select=n_features_to_select,
@@ -117,8 +126,16 @@ class CauseFSSelector(Selector):
 
     def details(self) -> dict:
         est = self.estimator_
+
+        def listed(values):
+            return None if values is None else values.tolist()
+
         return {"settings": {name: _written(getattr(est.settings_, name))
                              for name in setting_names()},
+                "schedule": est.schedule_,
+                "selection_frequency": listed(est.selection_frequency_),
+                "nuisance_share": listed(est.nuisance_share_),
+                "nuisance_share_adjusted": listed(est.nuisance_share_adjusted_),
                 "terms": [{key: _written(value) for key, value in term.items()}
                           for term in est.terms_],
                 "objective_history": est.objective_history_.tolist(),
