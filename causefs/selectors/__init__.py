@@ -9,13 +9,17 @@ ones, built-ins included, and :func:`make_selector` builds one by name.
 from .base import Selector, accepts_nuisance, ranking_from_scores
 from .builtin import BUILTIN_SELECTORS
 from .cause_fs import AllFeatures, CauseFSSelector
+from .fsdk import FSDK
 from .laplacian_score import LaplacianScore
 from .mcfs import MCFS
 from .ndfs import NDFS
+from .random_features import RandomFeatures
 from .catalog import SelectorRegistry, available_selectors, get_selector, make_selector
 from .spec import SPEC
 from .udfs import UDFS
+from .vcsdfs import VCSDFS
 
-__all__ = ["BUILTIN_SELECTORS", "AllFeatures", "CauseFSSelector", "LaplacianScore", "MCFS",
-           "NDFS", "SPEC", "Selector", "SelectorRegistry", "UDFS", "accepts_nuisance",
+__all__ = ["BUILTIN_SELECTORS", "AllFeatures", "CauseFSSelector", "FSDK", "LaplacianScore",
+           "MCFS", "NDFS", "RandomFeatures", "SPEC", "Selector", "SelectorRegistry", "UDFS",
+           "VCSDFS", "accepts_nuisance",
            "available_selectors", "get_selector", "make_selector", "ranking_from_scores"]

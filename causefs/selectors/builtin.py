@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from ..plugins.hookspecs import hookimpl
 from .cause_fs import AllFeatures, CauseFSSelector
+from .fsdk import FSDK
 from .laplacian_score import LaplacianScore
 from .mcfs import MCFS
 from .ndfs import NDFS
+from .random_features import RandomFeatures
 from .spec import SPEC
 from .udfs import UDFS
+from .vcsdfs import VCSDFS
 
-BUILTIN_SELECTORS = (CauseFSSelector, AllFeatures, LaplacianScore, SPEC, MCFS, UDFS, NDFS)
+BUILTIN_SELECTORS = (CauseFSSelector, AllFeatures, RandomFeatures, LaplacianScore,
+                     SPEC, MCFS, UDFS, NDFS, FSDK, VCSDFS)
 
 
 @hookimpl(tryfirst=True)
