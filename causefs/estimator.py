@@ -20,6 +20,7 @@ from .engine import build_parts, estimate, objective_spec, run_cause_fs, uses_nu
 from .model.diagnostics import weight_diagnostics
 from .model.nuisance_coding import code_nuisance
 from .model.settings import DEFAULTS, Settings, setting_names
+from .numerics.correlation import decorrelated_order
 from .numerics.scaling import constant_features, scale_features
 from .numerics.threads import fit_threads
 
@@ -139,6 +140,13 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Per-feature scaling applied in ``fit``.
     max_granularity : int, default=10
         Largest number of feature granularities M.
+    max_correlation : float in (0, 1) or None, default=None
+        Spread the ``n_features_to_select`` selected features over correlated blocks:
+        walking the features by score, one whose ``|corr|`` with a feature already
+        taken exceeds ``max_correlation`` is passed over (it ranks after the selected
+        ones; :func:`causefs.numerics.correlation.decorrelated_order`). None ranks by
+        score alone. If fewer features pass than are selected, the passed-over ones
+        fill the rest by score.
     treatment : {"median", "mean"}, default="median"
         Split of each feature into treated and control samples.
     mmd_normalization : {"group", "paper"}, default="group"
@@ -187,7 +195,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
     scores_ : ndarray of shape (n_features,)
         ``||W_f||_2``; 0 for constant features.
     ranking_ : ndarray of shape (n_features,)
-        Rank of every feature, 1 = highest score (ties broken by index), as in
+        Rank of every feature, 1 = highest score (ties broken by index; with
+        ``max_correlation`` the decorrelated order of the first
+        ``n_features_to_select``), as in
         :class:`~sklearn.feature_selection.RFE`; ``np.argsort(ranking_)`` lists the
         features best first.
     support_ : ndarray of shape (n_features,), bool
@@ -255,7 +265,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
                  kernel=DEFAULTS.kernel, qp=DEFAULTS.qp, max_iter=DEFAULTS.max_iter,
                  tol=DEFAULTS.tol, patience=DEFAULTS.patience,
                  structure_iter=DEFAULTS.structure_iter, preprocessing=DEFAULTS.preprocessing,
-                 max_granularity=DEFAULTS.max_granularity, treatment=DEFAULTS.treatment,
+                 max_granularity=DEFAULTS.max_granularity,
+                 max_correlation=DEFAULTS.max_correlation, treatment=DEFAULTS.treatment,
                  mmd_normalization=DEFAULTS.mmd_normalization,
                  neighbor_algorithm=DEFAULTS.neighbor_algorithm,
                  balance_form=DEFAULTS.balance_form, memory_limit=DEFAULTS.memory_limit,
@@ -328,6 +339,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
                 Heartbeat(logger):
             result = run_cause_fs(X_active, parts, seed=seed, callback=callback, Z=Z)
         self._store(result, active, X.shape[1], n_selected)
+        if settings.max_correlation is not None:
+            self._decorrelate(X_active, active, n_selected, settings.max_correlation)
         self._warn_if_collapsed(result.state.W, settings.eps)
         if not result.converged and settings.max_iter > 0:
             warnings.warn(f"no stopping rule was met in max_iter={settings.max_iter} "
@@ -389,6 +402,19 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.converged_ = result.converged
         self.stop_reason_ = result.stop_reason
         self.structure_frozen_at_ = result.structure_frozen_at
+
+    def _decorrelate(self, X_active, active, n_selected, max_correlation) -> None:
+        """``ranking_`` and ``support_`` with the selection spread over correlated
+        blocks of the fitted (scaled) data; ``scores_`` are kept."""
+        order = np.argsort(self.ranking_, kind="stable")
+        position = np.full(self.ranking_.size, -1)
+        position[active] = np.arange(active.size)
+        active_order = position[order[np.isin(order, active)]]
+        spread = active[decorrelated_order(X_active, active_order, max_correlation,
+                                           min(n_selected, active.size))]
+        order = np.concatenate([spread, order[~np.isin(order, active)]])
+        self.ranking_[order] = np.arange(1, order.size + 1)
+        self.support_ = self.ranking_ <= n_selected
 
     @staticmethod
     def _warn_if_collapsed(W, eps) -> None:
