@@ -9,7 +9,7 @@ import numpy as np
 from ..core.validation import Interval, check_value
 from ..numerics.scaling import constant_features
 from .base import Selector
-from .udfs import CONSTANT_SCORE, ROW_NORM_FLOOR
+from .udfs import ROW_NORM_FLOOR, row_norm_scores
 
 
 class FSDKResult(NamedTuple):
@@ -157,10 +157,5 @@ class FSDK(Selector):
         return FSDKResult(W, labels, history)
 
     def score(self, X, *, n_clusters, n_features_to_select, random_state=0, nuisance=None):
-        X = np.asarray(X, dtype=float)
-        constant = constant_features(X)
-        scores = np.full(X.shape[1], CONSTANT_SCORE)
-        if not constant.all():
-            result = self.solve(X, n_clusters=n_clusters, random_state=random_state)
-            scores[~constant] = np.linalg.norm(result.W, axis=1)
-        return scores
+        return row_norm_scores(X, lambda X, _: self.solve(
+            X, n_clusters=n_clusters, random_state=random_state).W)

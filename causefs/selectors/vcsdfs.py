@@ -7,9 +7,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..core.validation import Interval, check_value
-from ..numerics.scaling import constant_features
 from .base import Selector
-from .udfs import CONSTANT_SCORE, has_converged
+from .udfs import has_converged, row_norm_scores
 
 
 class VCSDFSResult(NamedTuple):
@@ -105,11 +104,8 @@ class VCSDFS(Selector):
         return VCSDFSResult(W, history)
 
     def score(self, X, *, n_clusters, n_features_to_select, random_state=0, nuisance=None):
-        X = np.asarray(X, dtype=float)
-        constant = constant_features(X)
-        scores = np.full(X.shape[1], CONSTANT_SCORE)
-        if not constant.all():
+        def fit_weights(X, constant):
             k = min(n_features_to_select, int((~constant).sum()))
-            result = self.solve(X[:, ~constant], n_components=k, random_state=random_state)
-            scores[~constant] = np.linalg.norm(result.W, axis=1)
-        return scores
+            return self.solve(X[:, ~constant], n_components=k, random_state=random_state).W
+
+        return row_norm_scores(X, fit_weights)
