@@ -50,7 +50,8 @@ AUTO_SCHEDULES = {False: "full", True: "nuisance_adjusted"}
 FIT_SETTINGS = ("n_clusters", "n_features_to_select", "n_neighbors", "sample_weights",
                 "schedule", "kernel", "max_iter", "structure_iter", "preprocessing",
                 "treatment", "mmd_normalization", "balance_form", "memory_limit", "trace",
-                "check", "random_state", "verbose", "stability_subsamples")
+                "check", "random_state", "verbose", "stability_subsamples",
+                "max_correlation")
 
 #: the three kinds of part a schedule names, by their base class
 _KINDS = {"block": Block, "term": Term, "stopping_rule": StoppingRule}

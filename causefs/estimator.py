@@ -18,9 +18,9 @@ from .budget import ANNOUNCED_FIT_SECONDS, LONG_FIT_SECONDS, check_memory
 from .core.progress import Heartbeat
 from .engine import build_parts, estimate, objective_spec, run_cause_fs, uses_nuisance
 from .model.diagnostics import weight_diagnostics
-from .model.nuisance_coding import code_nuisance
+from .model.nuisance_coding import NuisanceWarning, code_nuisance
 from .model.settings import DEFAULTS, Settings, setting_names
-from .model.nuisance_coding import NuisanceWarning
+from .numerics.correlation import decorrelated_order
 from .numerics.nuisance_effects import variance_share
 from .numerics.scaling import constant_features, scale_features
 from .numerics.threads import fit_threads
@@ -141,6 +141,13 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Per-feature scaling applied in ``fit``.
     max_granularity : int, default=10
         Largest number of feature granularities M.
+    max_correlation : float in (0, 1) or None, default=None
+        Spread the ``n_features_to_select`` selected features over correlated blocks:
+        walking the features by score, one whose ``|corr|`` with a feature already
+        taken exceeds ``max_correlation`` is passed over (it ranks after the selected
+        ones; :func:`causefs.numerics.correlation.decorrelated_order`). None ranks by
+        score alone. If fewer features pass than are selected, the passed-over ones
+        fill the rest by score.
     treatment : {"median", "mean"}, default="median"
         Split of each feature into treated and control samples.
     mmd_normalization : {"group", "paper"}, default="group"
@@ -197,7 +204,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
     scores_ : ndarray of shape (n_features,)
         ``||W_f||_2``; 0 for constant features.
     ranking_ : ndarray of shape (n_features,)
-        Rank of every feature, 1 = highest score (ties broken by index), as in
+        Rank of every feature, 1 = highest score (ties broken by index; with
+        ``max_correlation`` the decorrelated order of the first
+        ``n_features_to_select``), as in
         :class:`~sklearn.feature_selection.RFE`; ``np.argsort(ranking_)`` lists the
         features best first.
     support_ : ndarray of shape (n_features,), bool
@@ -280,7 +289,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
                  kernel=DEFAULTS.kernel, qp=DEFAULTS.qp, max_iter=DEFAULTS.max_iter,
                  tol=DEFAULTS.tol, patience=DEFAULTS.patience,
                  structure_iter=DEFAULTS.structure_iter, preprocessing=DEFAULTS.preprocessing,
-                 max_granularity=DEFAULTS.max_granularity, treatment=DEFAULTS.treatment,
+                 max_granularity=DEFAULTS.max_granularity,
+                 max_correlation=DEFAULTS.max_correlation, treatment=DEFAULTS.treatment,
                  mmd_normalization=DEFAULTS.mmd_normalization,
                  neighbor_algorithm=DEFAULTS.neighbor_algorithm,
                  balance_form=DEFAULTS.balance_form, memory_limit=DEFAULTS.memory_limit,
@@ -354,6 +364,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
                 Heartbeat(logger):
             result = run_cause_fs(X_active, parts, seed=seed, callback=callback, Z=Z)
         self._store(result, active, X.shape[1], n_selected)
+        if settings.max_correlation is not None:
+            self._decorrelate(X_active, active, n_selected, settings.max_correlation)
         self.schedule_ = parts.schedule.name
         self._store_nuisance_shares(result.state, Z, active, X.shape[1])
         self.selection_frequency_ = self._selection_frequency(X, nuisance, n_selected, seed)
@@ -448,8 +460,21 @@ class CauseFS(SelectorMixin, BaseEstimator):
                 warnings.simplefilter("ignore", NuisanceWarning)
                 fit = CauseFS(**{**params, "random_state": int(rng.integers(2**31 - 1))}
                               ).fit(X[rows], nuisance=Z)
-            counts[np.argsort(-fit.scores_, kind="stable")[:n_selected]] += 1
+            counts += fit.support_  # the subsample fit's own selection rule
         return counts / B
+
+    def _decorrelate(self, X_active, active, n_selected, max_correlation) -> None:
+        """``ranking_`` and ``support_`` with the selection spread over correlated
+        blocks of the fitted (scaled) data; ``scores_`` are kept."""
+        order = np.argsort(self.ranking_, kind="stable")
+        position = np.full(self.ranking_.size, -1)
+        position[active] = np.arange(active.size)
+        active_order = position[order[np.isin(order, active)]]
+        spread = active[decorrelated_order(X_active, active_order, max_correlation,
+                                           min(n_selected, active.size))]
+        order = np.concatenate([spread, order[~np.isin(order, active)]])
+        self.ranking_[order] = np.arange(1, order.size + 1)
+        self.support_ = self.ranking_ <= n_selected
 
     @staticmethod
     def _warn_if_collapsed(W, eps) -> None:

@@ -83,6 +83,8 @@ class Settings:
     structure_iter: int | None = setting(3, NONE, Interval(int, 0))
     preprocessing: str = setting("minmax", Options(SCALINGS))
     max_granularity: int = setting(10, Interval(int, 1))
+    max_correlation: float | None = setting(None, NONE, Interval(float, 0, 1,
+                                                                 closed="neither"))
     treatment: str = setting("median", Options(TREATMENT_RULES))
     mmd_normalization: str = setting("group", Options(MMD_NORMALIZATIONS))
     neighbor_algorithm: str = setting("auto", Options(NEIGHBOR_ALGORITHMS))

@@ -39,3 +39,25 @@ def _sparse_pearson_similarity(X, columns=None) -> np.ndarray:
     norms = np.sqrt(np.maximum(squares, 0.0))
     norms = np.where(norms > 0, norms, np.inf)  # constant columns correlate 0
     return np.abs(covariance / np.outer(norms, norms[columns]))
+
+
+def decorrelated_order(X, order, max_correlation: float, n_features: int) -> np.ndarray:
+    """``order`` (feature indices, best first) with its first ``n_features`` spread over
+    correlated blocks: walking ``order``, a feature is taken when its ``|corr|`` with
+    every feature taken so far is at most ``max_correlation``; the ones passed over
+    follow, in their order, after the ``n_features`` taken. When fewer than
+    ``n_features`` pass (the data are one block), the passed-over ones fill the rest in
+    ``order``: the result is always a permutation of ``order``.
+    """
+    order = np.asarray(order)
+    blocked = np.zeros(X.shape[1], dtype=bool)
+    taken = []
+    for feature in order:
+        if len(taken) == n_features:
+            break
+        if blocked[feature]:
+            continue
+        taken.append(feature)
+        blocked |= pearson_similarity(X, [feature])[:, 0] > max_correlation
+    rest = order[~np.isin(order, taken)]
+    return np.concatenate([np.asarray(taken, dtype=order.dtype), rest])

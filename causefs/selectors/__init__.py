@@ -9,6 +9,7 @@ ones, built-ins included, and :func:`make_selector` builds one by name.
 from .base import Selector, accepts_nuisance, ranking_from_scores
 from .builtin import BUILTIN_SELECTORS
 from .cause_fs import AllFeatures, CauseFSSelector
+from .fsdk import FSDK
 from .laplacian_score import LaplacianScore
 from .location_scale import LocationScaleCorrection, location_scale_corrected
 from .mcfs import MCFS
@@ -16,13 +17,15 @@ from .ndfs import NDFS
 from .nuisance_recipe import NuisanceRecipe, nuisance_levels
 from .per_level import PerLevelAggregation
 from .screening import NuisanceScreening
+from .random_features import RandomFeatures
 from .catalog import SelectorRegistry, available_selectors, get_selector, make_selector
 from .spec import SPEC
 from .udfs import UDFS
+from .vcsdfs import VCSDFS
 
-__all__ = ["BUILTIN_SELECTORS", "AllFeatures", "CauseFSSelector", "LaplacianScore",
+__all__ = ["BUILTIN_SELECTORS", "AllFeatures", "CauseFSSelector", "FSDK", "LaplacianScore",
            "LocationScaleCorrection", "MCFS", "NDFS", "NuisanceRecipe", "NuisanceScreening",
-           "PerLevelAggregation", "SPEC", "Selector", "SelectorRegistry", "UDFS",
-           "accepts_nuisance", "available_selectors", "get_selector",
+           "PerLevelAggregation", "RandomFeatures", "SPEC", "Selector", "SelectorRegistry",
+           "UDFS", "VCSDFS", "accepts_nuisance", "available_selectors", "get_selector",
            "location_scale_corrected", "make_selector", "nuisance_levels",
            "ranking_from_scores"]

@@ -122,7 +122,10 @@ class CauseFSSelector(Selector):
     def score(self, X, *, n_clusters, n_features_to_select, random_state=0, nuisance=None):
         self.estimator_ = self._estimator(n_clusters, min(n_features_to_select, X.shape[1]),
                                           random_state).fit(X, nuisance=nuisance)
-        return self.estimator_.scores_
+        if self.estimator_.settings_.max_correlation is None:
+            return self.estimator_.scores_
+        # the decorrelated order is not the scores' order: scores that give it
+        return (X.shape[1] - self.estimator_.ranking_).astype(float)
 
     def details(self) -> dict:
         est = self.estimator_

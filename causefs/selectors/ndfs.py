@@ -11,7 +11,7 @@ from sklearn.cluster import KMeans
 from ..core.validation import Interval, check_value
 from ..numerics.scaling import constant_features
 from .affinity import NeighborGraphSelector, SpectralGraph, knn_affinity
-from .udfs import CONSTANT_SCORE, has_converged, l21_reweights
+from .udfs import has_converged, l21_reweights, row_norm_scores
 
 #: F0 = Y (Y'Y)^-1/2 + INIT_OFFSET / sqrt(n): no entry of F0 is 0 (a multiplicative
 #: update never moves a zero), and the offset is small next to the indicator's 1/sqrt(n_c)
@@ -141,10 +141,5 @@ class NDFS(NeighborGraphSelector):
         return NDFSResult(W, F, history)
 
     def score(self, X, *, n_clusters, n_features_to_select, random_state=0, nuisance=None):
-        X = np.asarray(X, dtype=float)
-        constant = constant_features(X)
-        scores = np.full(X.shape[1], CONSTANT_SCORE)
-        if not constant.all():
-            result = self.solve(X, n_clusters=n_clusters, random_state=random_state)
-            scores[~constant] = np.linalg.norm(result.W, axis=1)
-        return scores
+        return row_norm_scores(X, lambda X, _: self.solve(
+            X, n_clusters=n_clusters, random_state=random_state).W)

@@ -25,6 +25,18 @@ def l21_reweights(W: np.ndarray) -> np.ndarray:
     return 0.5 / np.maximum(np.linalg.norm(W, axis=1), ROW_NORM_FLOOR)
 
 
+def row_norm_scores(X, fit_weights) -> np.ndarray:
+    """Scores ``||w_i||`` of a method whose weights ``W`` cover the non-constant features:
+    ``fit_weights(X, constant)`` returns them (``constant`` the bool mask); constant
+    features score :data:`CONSTANT_SCORE` (NDFS, FSDK, VCSDFS)."""
+    X = np.asarray(X, dtype=float)
+    constant = constant_features(X)
+    scores = np.full(X.shape[1], CONSTANT_SCORE)
+    if not constant.all():
+        scores[~constant] = np.linalg.norm(fit_weights(X, constant), axis=1)
+    return scores
+
+
 def has_converged(history: list, tol: float) -> bool:
     """The last objective changed by at most ``tol`` times the one before (UDFS, NDFS)."""
     return len(history) > 1 and abs(history[-2] - history[-1]) <= tol * abs(history[-2])

@@ -1,0 +1,272 @@
+"""The development benchmark: every registered selector on 13 datasets, against random
+features and all features (issue 23).
+
+    export CAUSEFS_DATA=../shared/datasets
+    python benchmarks/dev_benchmark.py                           # run what is missing, report
+    python benchmarks/dev_benchmark.py --datasets lsvt scadi --methods causefs fsdk
+    python benchmarks/dev_benchmark.py --report-only --write-results docs/RESULTS.md
+
+Datasets: the eight of ``$CAUSEFS_DATA/dev`` (read with :func:`causefs.datasets.load_file`,
+never copied), the paper's four (:func:`causefs.datasets.load_dataset`) and scikit-learn's
+digits. Protocol: features min-max scaled, each method ranks them (seed 0), k-means++ runs
+20 times (seeds 0..19) on the top 10, 20 and 50 features (those below d); ACC and NMI.
+``random_features`` is drawn 20 times (seeds 0..19) and its row is the mean of the draws;
+``all_features`` is k-means on every feature. A selector that takes longer than
+``--max-seconds`` (by an estimate from its last run, or on the run itself) is recorded as
+timed out, not retried.
+
+Every (dataset, method, seed) result is one JSON file under ``--store``, written
+atomically and keyed by the method's options (a changed default is a new job), so an
+interrupted run resumes. The report ranks the methods per dataset by ACC at 20 features
+(1 = best; ties share the mean rank), averages the ranks, counts wins over random
+features, and prints the issue's targets for CAUSE-FS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from causefs.app.metrics import kmeans_scores
+from causefs.app.provenance import source_sha256, vcs_revision
+from causefs.app.store import canonical, write_json_atomic
+from causefs.datasets import data_home, load_dataset, load_file
+from causefs.numerics.scaling import scale_features
+from causefs.selectors import available_selectors, make_selector
+
+ROOT = Path(__file__).resolve().parents[1]
+DEV = ("semeion", "binalpha", "lsvt", "pdspeech", "alzheimer", "scadi", "splice", "mushrooms")
+PAPER = ("jaffe", "umist", "coil20", "usps")
+DATASETS = DEV + PAPER + ("digits",)
+RHOS = (10, 20, 50)
+N_RUNS = 20
+RANDOM_DRAWS = 20
+#: the selectors the issue's third target compares CAUSE-FS with
+STRONG = ("variance", "laplacian_score", "mcfs", "ndfs", "fsdk")
+BEGIN, END = "<!-- dev-benchmark:begin -->", "<!-- dev-benchmark:end -->"
+
+
+def load(name: str):
+    """``(X scaled to [0, 1], y)`` of a benchmark dataset."""
+    if name in DEV:
+        data = load_file(data_home() / "dev" / f"{name}.npz")
+    else:
+        data = load_dataset(name)
+    return scale_features(np.asarray(data.X, dtype=float)), np.asarray(data.y)
+
+
+def job_path(store: Path, dataset: str, method: str, seed: int) -> Path:
+    options = make_selector(method).result_options()
+    digest = hashlib.sha256(canonical(options).encode()).hexdigest()[:12]
+    return store / f"{dataset}__{method}__{digest}__seed{seed}.json"
+
+
+def run_job(X, y, method: str, seed: int) -> dict:
+    n_clusters = int(np.unique(y).size)
+    rhos = [r for r in RHOS if r < X.shape[1]]
+    selector = make_selector(method)
+    start = time.perf_counter()
+    ranking = selector.ranking(X, n_clusters=n_clusters, n_features_to_select=max(rhos),
+                               random_state=seed)
+    seconds = time.perf_counter() - start
+    scores = {str(r): kmeans_scores(X if selector.select_all else X[:, ranking[:r]], y,
+                                    n_runs=N_RUNS) for r in rhos}
+    return {"method": method, "seed": seed, "fit_seconds": seconds, "scores": scores,
+            "ranking": ranking[:max(rhos)].tolist(), "options": selector.result_options(),
+            "source_sha256": source_sha256(), "vcs_revision": vcs_revision()}
+
+
+def run(store: Path, datasets, methods, max_seconds: float) -> None:
+    for dataset in datasets:
+        X, y = load(dataset)
+        for method in methods:
+            for seed in range(RANDOM_DRAWS if method == "random_features" else 1):
+                path = job_path(store, dataset, method, seed)
+                if path.exists():
+                    continue
+                try:
+                    result = run_job(X, y, method, seed)
+                except MemoryError as error:  # recorded, so the row says why it is empty
+                    result = {"method": method, "seed": seed, "error": str(error)}
+                if result.get("fit_seconds", 0) > max_seconds:
+                    result["timed_out"] = True
+                write_json_atomic(path, {"dataset": dataset, **result})
+                print(f"{dataset} {method} seed {seed}: "
+                      + (f"{result['fit_seconds']:.1f} s, ACC@20 "
+                         f"{result['scores'].get('20', {}).get('acc_mean', float('nan')):.3f}"
+                         if "scores" in result else result["error"]), flush=True)
+
+
+def collect(store: Path, methods) -> dict:
+    """``{dataset: {method: {"acc": {rho: (mean, std)}, "nmi": ..., "seconds": s}}}``
+    from the entries of the current options (random features: means over the draws)."""
+    table: dict = {}
+    for dataset in DATASETS:
+        for method in methods:
+            entries = []
+            for seed in range(RANDOM_DRAWS if method == "random_features" else 1):
+                path = job_path(store, dataset, method, seed)
+                if path.exists():
+                    entry = json.loads(path.read_text())
+                    if "scores" in entry:
+                        entries.append(entry)
+            if not entries:
+                continue
+            row = {"seconds": float(np.mean([e["fit_seconds"] for e in entries])),
+                   "draws": len(entries)}
+            for metric in ("acc", "nmi"):
+                row[metric] = {rho: (float(np.mean([e["scores"][rho][f"{metric}_mean"]
+                                                    for e in entries])),
+                                     float(np.mean([e["scores"][rho][f"{metric}_std"]
+                                                    for e in entries])))
+                               for rho in entries[0]["scores"]}
+            table.setdefault(dataset, {})[method] = row
+    return table
+
+
+def ranks(table: dict, methods, rho="20", metric="acc") -> dict:
+    """``{dataset: {method: rank}}`` (1 = best, ties share their mean rank) over the
+    datasets where every method has a result."""
+    from scipy.stats import rankdata
+
+    out = {}
+    for dataset, rows in table.items():
+        if all(m in rows and rho in rows[m][metric] for m in methods):
+            values = [-rows[m][metric][rho][0] for m in methods]
+            out[dataset] = dict(zip(methods, rankdata(values)))
+    return out
+
+
+def label(method: str) -> str:
+    from causefs.selectors import get_selector
+
+    cls = get_selector(method)
+    return cls.display_name or cls.name
+
+
+def markdown(table: dict, methods, rho="20") -> str:
+    datasets = [d for d in DATASETS if d in table]
+    lines = []
+    for metric in ("acc", "nmi"):
+        complete = ranks(table, methods, rho, metric)
+        lines += [f"### {metric.upper()} (%) at {rho} features (k-means x {N_RUNS})", "",
+                  "| method | " + " | ".join(datasets) + " | mean rank | wins over random |",
+                  "|---|" + "---|" * (len(datasets) + 2)]
+        for method in methods:
+            cells = []
+            for d in datasets:
+                value = table[d].get(method, {}).get(metric, {}).get(rho)
+                best = max((table[d][m][metric][rho][0] for m in methods
+                            if rho in table[d].get(m, {}).get(metric, {})), default=None)
+                text = f"{100 * value[0]:.1f}" if value else ""
+                cells.append(f"**{text}**" if value and value[0] == best else text)
+            mean_rank = np.mean([r[method] for r in complete.values()]) if complete else np.nan
+            wins = sum(1 for d in datasets if "random_features" in table[d]
+                       and method in table[d] and rho in table[d][method][metric]
+                       and table[d][method][metric][rho][0]
+                       >= table[d]["random_features"][metric][rho][0])
+            lines.append(f"| {label(method)} | " + " | ".join(cells)
+                         + f" | {mean_rank:.2f} | {wins} |")
+        lines.append("")
+    lines.append(f"Mean ranks over the {len(complete)} datasets where every method ran "
+                 f"({', '.join(complete)}).")
+    return "\n".join(lines)
+
+
+def targets(table: dict, methods, rho="20") -> str:
+    """The issue's four targets for CAUSE-FS at ``rho`` features, by ACC."""
+    lines = []
+    have = [d for d in DATASETS if d in table and "causefs" in table[d]]
+
+    def acc(d, m):
+        return table[d][m]["acc"][rho][0] if m in table[d] and rho in table[d][m]["acc"] \
+            else None
+
+    for other, text in (("random_features", ">= random features"),
+                        ("all_features", ">= all features")):
+        ok = [d for d in have if acc(d, other) is not None and acc(d, "causefs") >= acc(d, other)]
+        lines.append(f"- {text}: {len(ok)} of {len(have)}"
+                     f" (not on: {', '.join(d for d in have if d not in ok) or 'none'})")
+    strong = [m for m in STRONG if m in methods]
+    ok = [d for d in have if all(acc(d, m) is not None for m in strong)
+          and acc(d, "causefs") >= max(acc(d, m) for m in strong)]
+    lines.append(f"- >= the best of {', '.join(label(m) for m in strong)}: {len(ok)} of "
+                 f"{len(have)}")
+    complete = ranks(table, methods, rho)
+    if complete:
+        mean = {m: np.mean([r[m] for r in complete.values()]) for m in methods}
+        order = sorted(methods, key=mean.get)
+        lines.append("- mean rank: " + ", ".join(f"{label(m)} {mean[m]:.2f}" for m in order))
+    return "\n".join(lines)
+
+
+def figure(table: dict, methods, out: Path, rho="20") -> None:
+    """ACC at ``rho`` features minus random features' ACC, per dataset and method."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    datasets = [d for d in DATASETS if d in table and "random_features" in table[d]]
+    shown = [m for m in methods if m != "random_features"]
+    fig, ax = plt.subplots(figsize=(12, 4.5))
+    width = 0.8 / len(shown)
+    for i, method in enumerate(shown):
+        gaps = [100 * (table[d][method]["acc"][rho][0] - table[d]["random_features"]["acc"][rho][0])
+                if method in table[d] and rho in table[d][method]["acc"] else np.nan
+                for d in datasets]
+        ax.bar(np.arange(len(datasets)) + (i - len(shown) / 2) * width + width / 2, gaps,
+               width, label=label(method))
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xticks(np.arange(len(datasets)), datasets, rotation=30)
+    ax.set_ylabel(f"ACC at {rho} features minus random (points)")
+    ax.legend(ncol=6, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22))
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def write_results(path: Path, text: str) -> None:
+    content = path.read_text()
+    head, _, rest = content.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    path.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
+    parser.add_argument("--methods", nargs="+", default=None,
+                        help="default: every registered selector")
+    parser.add_argument("--store", type=Path, default=ROOT / "results" / "dev_benchmark")
+    parser.add_argument("--max-seconds", type=float, default=600.0,
+                        help="a fit longer than this is marked timed out in its entry")
+    parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--figure", type=Path,
+                        default=ROOT / "docs" / "results" / "dev_benchmark_acc20.png")
+    parser.add_argument("--write-results", type=Path, default=None,
+                        help="rewrite this file's dev-benchmark section (docs/RESULTS.md)")
+    args = parser.parse_args(argv)
+    methods = args.methods or available_selectors()
+    if not args.report_only:
+        run(args.store, args.datasets, methods, args.max_seconds)
+    methods = args.methods or available_selectors()
+    table = collect(args.store, methods)
+    text = markdown(table, methods) + "\n\nCAUSE-FS against the targets (ACC at 20):\n\n" \
+        + targets(table, methods)
+    print(text)
+    if args.write_results:
+        figure(table, methods, args.figure)
+        write_results(args.write_results, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
