@@ -19,6 +19,7 @@ from .core.progress import Heartbeat
 from .engine import build_parts, estimate, objective_spec, run_cause_fs, uses_nuisance
 from .model.diagnostics import weight_diagnostics
 from .model.nuisance_coding import code_nuisance
+from .numerics.given_neighbors import check_neighbors
 from .model.settings import DEFAULTS, Settings, setting_names
 from .numerics.scaling import constant_features, scale_features
 from .numerics.threads import fit_threads
@@ -276,7 +277,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         """
         return Settings(**{name: getattr(self, name) for name in setting_names()})
 
-    def fit(self, X, y=None, *, nuisance=None):
+    def fit(self, X, y=None, *, nuisance=None, neighbors=None):
         """Learn the feature scores from ``X``, adjusting for ``nuisance`` if given.
 
         Parameters
@@ -300,6 +301,15 @@ class CauseFS(SelectorMixin, BaseEstimator):
             ``nuisance_adjusted`` schedule. In a :class:`~sklearn.pipeline.Pipeline`,
             with metadata routing enabled, request it with
             ``CauseFS(...).set_fit_request(nuisance=True)``.
+        neighbors : sparse matrix of shape (n_samples, n_samples) or object, optional
+            Neighbours of the samples made elsewhere, for the initial fused graph (the
+            search on all features, the costliest of a large fit): a kNN graph whose row
+            i stores the neighbours of sample i (:func:`sklearn.neighbors.
+            kneighbors_graph`, either mode; at least ``n_neighbors + 1`` a row), or an
+            object with scikit-learn's ``NearestNeighbors`` interface, fitted and queried
+            on the scaled data (faiss, pynndescent or a GPU library behind it). They are
+            candidates: the graph's weights come from the data's distances as without
+            them. The user guide's "Graphs from elsewhere" page has an example.
 
         Returns
         -------
@@ -310,6 +320,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Z = None if nuisance is None else code_nuisance(nuisance, X.shape[0])
         settings = self.settings()
         n_selected = settings.check_data(*X.shape)
+        neighbors = check_neighbors(neighbors, X.shape[0], settings.n_neighbors)
         active = np.flatnonzero(~constant_features(X))
         if not active.size:
             raise ValueError("all features of X are constant: there is nothing to select")
@@ -326,7 +337,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         # a long block is logged as it runs
         with _progress(settings.max_iter, settings.verbose) as callback, fit_threads(), \
                 Heartbeat(logger):
-            result = run_cause_fs(X_active, parts, seed=seed, callback=callback, Z=Z)
+            result = run_cause_fs(X_active, parts, seed=seed, callback=callback, Z=Z,
+                                  neighbors=neighbors)
         self._store(result, active, X.shape[1], n_selected)
         self._warn_if_collapsed(result.state.W, settings.eps)
         if not result.converged and settings.max_iter > 0:
