@@ -47,7 +47,7 @@ def check_neighbors(neighbors, n_samples: int, n_neighbors: int):
     if neighbors is None:
         return None
     if sp.issparse(neighbors):
-        return _graph_table(sp.csr_array(neighbors), n_samples, n_neighbors)
+        return _graph_table(sp.csr_array(neighbors, copy=True), n_samples, n_neighbors)
     if callable(getattr(neighbors, "fit", None)) and callable(getattr(neighbors, "kneighbors",
                                                                        None)):
         return clone(neighbors) if hasattr(neighbors, "get_params") else neighbors
