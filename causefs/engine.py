@@ -340,7 +340,8 @@ def estimate(n_samples: int, n_features: int, settings: Settings,
     :func:`build_parts`'s of ``settings``, built here when not given)."""
     parts = parts if parts is not None else build_parts(settings)
     return estimate_fit(fit_size(n_samples, n_features, parts), parts.init, parts.loop,
-                        parts.kernel, parts.qp, parts.settings.max_iter)
+                        parts.kernel, parts.qp, parts.settings.max_iter,
+                        parts.settings.structure_iter)
 
 
 def uses_nuisance(parts: Parts) -> bool:
