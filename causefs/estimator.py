@@ -304,8 +304,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         neighbors : sparse matrix of shape (n_samples, n_samples) or object, optional
             Neighbours of the samples made elsewhere, for the initial fused graph (the
             search on all features, the costliest of a large fit): a kNN graph whose row
-            i stores the neighbours of sample i (:func:`sklearn.neighbors.
-            kneighbors_graph`, either mode; at least ``n_neighbors + 1`` a row), or an
+            i stores the neighbours of sample i (as ``sklearn.neighbors.kneighbors_graph``
+            makes it, either mode; at least ``n_neighbors + 1`` a row), or an
             object with scikit-learn's ``NearestNeighbors`` interface, fitted and queried
             on the scaled data (faiss, pynndescent or a GPU library behind it). They are
             candidates: the graph's weights come from the data's distances as without
