@@ -302,8 +302,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
             with metadata routing enabled, request it with
             ``CauseFS(...).set_fit_request(nuisance=True)``.
         neighbors : sparse matrix of shape (n_samples, n_samples) or object, optional
-            Neighbours of the samples made elsewhere, for the initial fused graph (the
-            search on all features, the costliest of a large fit): a kNN graph whose row
+            Neighbours of the samples made elsewhere, for the initial fused graph (its
+            search on all features, on the raw data): a kNN graph whose row
             i stores the neighbours of sample i (as ``sklearn.neighbors.kneighbors_graph``
             makes it, either mode; at least ``n_neighbors + 1`` a row), or an
             object with scikit-learn's ``NearestNeighbors`` interface, fitted and queried

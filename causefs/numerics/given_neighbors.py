@@ -1,7 +1,7 @@
 """Neighbours a fit is given: a precomputed sparse kNN graph of the samples, or a search
 object with scikit-learn's ``NearestNeighbors`` interface (``fit``, ``kneighbors``), so
-that the search on the raw data, the costliest of a large fit, can be made by faiss,
-pynndescent or a GPU library.
+that the initial fused graph's search on the raw data can be made by faiss, pynndescent
+or a GPU library.
 
 Given neighbours are *candidates*: the adaptive-neighbour closed form re-scores them with
 its own distances (:func:`causefs.numerics.adaptive_graphs.adaptive_graph`, ``seeds``),
