@@ -14,6 +14,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .blocks.initialization.initial_graphs import InitialFusedGraphBlock
 from .budget import ANNOUNCED_FIT_SECONDS, LONG_FIT_SECONDS, check_memory
 from .core.progress import Heartbeat
 from .engine import build_parts, estimate, objective_spec, run_cause_fs, uses_nuisance
@@ -330,6 +331,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         settings = self.settings_ = parts.settings  # resolved once, with the schedule's
         self.terms_ = objective_spec(parts)
         self._warn_if_nuisance_unused(parts, Z)
+        self._warn_if_neighbors_unused(parts, neighbors)
         self._estimate(X.shape[0], active.size, parts)
         X_active = scale_features(X, settings.preprocessing)[:, active]
         if sp.issparse(X_active) and not parts.accepts_sparse:
@@ -347,6 +349,14 @@ class CauseFS(SelectorMixin, BaseEstimator):
                           "max_iter, or see docs/MODEL.md, 'Convergence')",
                           ConvergenceWarning, stacklevel=2)
         return self
+
+    @staticmethod
+    def _warn_if_neighbors_unused(parts, neighbors) -> None:
+        if neighbors is not None and not any(isinstance(block, InitialFusedGraphBlock)
+                                             for block in parts.init):
+            warnings.warn(f"neighbors were given, but schedule {parts.schedule.name!r} has "
+                          "no initial_fused_graph block, the only one that uses them: they "
+                          "are ignored", UserWarning, stacklevel=3)
 
     @staticmethod
     def _warn_if_nuisance_unused(parts, Z) -> None:

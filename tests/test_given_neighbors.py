@@ -111,3 +111,11 @@ def test_bad_graphs_are_refused_naming_the_problem(neighbors, message):
 def test_a_search_returning_no_index_table_is_refused(points, found):
     with pytest.raises(InvalidParameterError, match="must return an"):
         given_candidates(check_neighbors(IndexSearch(found), 120, K), points, K + 1)
+
+
+def test_neighbors_a_schedule_does_not_use_are_reported():
+    from types import SimpleNamespace
+
+    parts = SimpleNamespace(init=[], schedule=SimpleNamespace(name="mine"))
+    with pytest.warns(UserWarning, match="schedule 'mine' has no initial_fused_graph"):
+        CauseFS._warn_if_neighbors_unused(parts, np.zeros((3, 6), dtype=int))
