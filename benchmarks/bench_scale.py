@@ -87,6 +87,16 @@ def child(spec: dict) -> dict:
     }
 
 
+def stored_result(path: Path, make) -> dict:
+    """The result stored at ``path``; made by ``make()`` first (with the machine) and
+    written atomically if missing, so that an interrupted benchmark resumes."""
+    if not path.exists():
+        from causefs.app.store import write_json_atomic
+
+        write_json_atomic(path, {**make(), "machine": machine()})
+    return json.loads(path.read_text())
+
+
 def run_case(out: Path, table: str, spec: dict, run: bool = True) -> dict | None:
     """The stored result of a case; measured first (when ``run``) if missing."""
     path = out / table / f"{spec['case'].replace(':', '_')}__{spec['label']}.json"

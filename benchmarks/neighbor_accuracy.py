@@ -79,19 +79,15 @@ def main():
     parser.add_argument("--out", type=Path, default=Path("results/neighbor_accuracy"))
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    from causefs.app.store import write_json_atomic
-
     print("| case | search | iterations | J | top-20 overlap with exact | ACC / NMI (%) | "
           "recall inside the fit (mean, min) | CPU s |")
     print("|---|---|---|---|---|---|---|---|")
     for case in args.cases:
         result = {}
         for algorithm in dict.fromkeys([*args.searches, "exact"]):
-            path = args.out / f"{case.replace(':', '_')}__{algorithm}.json"
-            if not path.exists():
-                write_json_atomic(path, {**measure(case, algorithm),
-                                         "machine": bench_scale.machine()})
-            result[algorithm] = json.loads(path.read_text())
+            result[algorithm] = bench_scale.stored_result(
+                args.out / f"{case.replace(':', '_')}__{algorithm}.json",
+                lambda: measure(case, algorithm))
         exact = set(result["exact"]["top20"])
         for algorithm, r in result.items():
             recall = ("-" if r["recall_mean"] is None

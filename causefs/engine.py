@@ -367,7 +367,8 @@ def estimate(n_samples: int, n_features: int, settings: Settings,
     :func:`build_parts`'s of ``settings``, built here when not given)."""
     parts = parts if parts is not None else build_parts(settings)
     return estimate_fit(fit_size(n_samples, n_features, parts), parts.init, parts.loop,
-                        parts.kernel, parts.qp, parts.settings.max_iter)
+                        parts.kernel, parts.qp, parts.settings.max_iter,
+                        parts.settings.structure_iter)
 
 
 def uses_nuisance(parts: Parts) -> bool:
@@ -389,30 +390,34 @@ def check_nuisance(parts: Parts, given: bool) -> None:
 
 
 def make_problem(X: np.ndarray, parts: Parts, seed: int = 0,
-                 Z: np.ndarray | None = None) -> Problem:
-    """The problem of preprocessed data ``X`` (n, d) without constant features and coded
-    nuisance variables ``Z`` (n, q) if any: the data, the parts' objective, the resolved
-    settings' sizes and treatment coding."""
+                 Z: np.ndarray | None = None, neighbors=None) -> Problem:
+    """The problem of preprocessed data ``X`` (n, d) without constant features, coded
+    nuisance variables ``Z`` (n, q) if any and given neighbours (checked, see
+    :attr:`causefs.model.problem.Problem.neighbors`) if any: the data, the parts'
+    objective, the resolved settings' sizes and treatment coding."""
     settings = parts.settings
     return Problem(X=X, coding=treatment_coding(X, settings.treatment,
                                                 settings.mmd_normalization),
                    n_clusters=settings.n_clusters, n_neighbors=settings.n_neighbors,
                    sample_weights=settings.sample_weights, objective=parts.objective,
                    balance=balance_of(parts.kernel, settings.balance_form, seed), Z=Z,
-                   fields=parts.fields)
+                   neighbors=neighbors, fields=parts.fields)
 
 
 def run_cause_fs(X: np.ndarray, parts: Parts, *, seed: int = 0,
-                 callback: Callable | None = None, Z: np.ndarray | None = None) -> FitResult:
+                 callback: Callable | None = None, Z: np.ndarray | None = None,
+                 neighbors=None) -> FitResult:
     """Run the fit of ``parts`` (:func:`build_parts`, built for this fit) on preprocessed
     data ``X`` (n, d) without constant features.
 
     ``seed`` seeds every random choice of the blocks and the kernel; ``Z`` is the coded
     design of the nuisance variables (:func:`causefs.model.nuisance_coding.code_nuisance`),
-    if any. Progress is logged at INFO with ``verbose``, else at DEBUG.
+    if any; ``neighbors`` the checked neighbours the fit was given, if any
+    (:mod:`causefs.numerics.given_neighbors`). Progress is logged at INFO with
+    ``verbose``, else at DEBUG.
     """
     settings = parts.settings
-    problem = make_problem(X, parts, seed, Z)
+    problem = make_problem(X, parts, seed, Z, neighbors)
     return run_schedule(State(problem), parts.init, parts.loop, objective=problem.objective,
                         max_iter=settings.max_iter, stopping=parts.stopping,
                         structure_iter=settings.structure_iter, callback=callback,

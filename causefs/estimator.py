@@ -14,6 +14,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .blocks.initialization.initial_graphs import InitialFusedGraphBlock
 from .budget import ANNOUNCED_FIT_SECONDS, LONG_FIT_SECONDS, check_memory
 from .core.progress import Heartbeat
 from .engine import build_parts, estimate, objective_spec, run_cause_fs, uses_nuisance
@@ -21,6 +22,7 @@ from .model.diagnostics import weight_diagnostics
 from .model.nuisance_coding import NuisanceWarning, code_nuisance
 from .model.settings import DEFAULTS, Settings, setting_names
 from .numerics.correlation import decorrelated_order
+from .numerics.given_neighbors import check_neighbors
 from .numerics.nuisance_effects import variance_share
 from .numerics.scaling import constant_features, scale_features
 from .numerics.threads import fit_threads
@@ -312,7 +314,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         """
         return Settings(**{name: getattr(self, name) for name in setting_names()})
 
-    def fit(self, X, y=None, *, nuisance=None):
+    def fit(self, X, y=None, *, nuisance=None, neighbors=None):
         """Learn the feature scores from ``X``, adjusting for ``nuisance`` if given.
 
         Parameters
@@ -336,6 +338,15 @@ class CauseFS(SelectorMixin, BaseEstimator):
             ``nuisance_adjusted`` schedule. In a :class:`~sklearn.pipeline.Pipeline`,
             with metadata routing enabled, request it with
             ``CauseFS(...).set_fit_request(nuisance=True)``.
+        neighbors : sparse matrix of shape (n_samples, n_samples) or object, optional
+            Neighbours of the samples made elsewhere, for the initial fused graph (its
+            search on all features, on the raw data): a kNN graph whose row
+            i stores the neighbours of sample i (as ``sklearn.neighbors.kneighbors_graph``
+            makes it, either mode; at least ``n_neighbors + 1`` a row), or an
+            object with scikit-learn's ``NearestNeighbors`` interface, fitted and queried
+            on the scaled data (faiss, pynndescent or a GPU library behind it). They are
+            candidates: the graph's weights come from the data's distances as without
+            them. The user guide's "Graphs from elsewhere" page has an example.
 
         Returns
         -------
@@ -346,6 +357,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Z = None if nuisance is None else code_nuisance(nuisance, X.shape[0])
         settings = self.settings()
         n_selected = settings.check_data(*X.shape)
+        neighbors = check_neighbors(neighbors, X.shape[0], settings.n_neighbors)
         active = np.flatnonzero(~constant_features(X))
         if not active.size:
             raise ValueError("all features of X are constant: there is nothing to select")
@@ -355,6 +367,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         settings = self.settings_ = parts.settings  # resolved once, with the schedule's
         self.terms_ = objective_spec(parts)
         self._warn_if_nuisance_unused(parts, Z)
+        self._warn_if_neighbors_unused(parts, neighbors)
         self._estimate(X.shape[0], active.size, parts)
         X_active = scale_features(X, settings.preprocessing)[:, active]
         if sp.issparse(X_active) and not parts.accepts_sparse:
@@ -362,7 +375,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         # a long block is logged as it runs
         with _progress(settings.max_iter, settings.verbose) as callback, fit_threads(), \
                 Heartbeat(logger):
-            result = run_cause_fs(X_active, parts, seed=seed, callback=callback, Z=Z)
+            result = run_cause_fs(X_active, parts, seed=seed, callback=callback, Z=Z,
+                                  neighbors=neighbors)
         self._store(result, active, X.shape[1], n_selected)
         if settings.max_correlation is not None:
             self._decorrelate(X_active, active, n_selected, settings.max_correlation)
@@ -376,6 +390,14 @@ class CauseFS(SelectorMixin, BaseEstimator):
                           "max_iter, or see docs/MODEL.md, 'Convergence')",
                           ConvergenceWarning, stacklevel=2)
         return self
+
+    @staticmethod
+    def _warn_if_neighbors_unused(parts, neighbors) -> None:
+        if neighbors is not None and not any(isinstance(block, InitialFusedGraphBlock)
+                                             for block in parts.init):
+            warnings.warn(f"neighbors were given, but schedule {parts.schedule.name!r} has "
+                          "no initial_fused_graph block, the only one that uses them: they "
+                          "are ignored", UserWarning, stacklevel=3)
 
     @staticmethod
     def _warn_if_nuisance_unused(parts, Z) -> None:

@@ -55,6 +55,22 @@ def test_time_is_the_sum_over_the_initialization_and_max_iter_loops():
     assert got.seconds == pytest.approx(flops / BLAS_RATE + ops / OTHER_RATE, rel=1e-12)
 
 
+def test_structural_blocks_are_counted_in_the_first_structure_iter_iterations_only():
+    size = FitSize(100, 10, Settings(n_clusters=3))
+    descent, structural = _Costly(ops=1e6), _Costly(ops=1e8)  # _Costly is structural
+    descent.kind = "descent"
+    loop = [descent, structural]
+    qp = ProjectedGradientBackend()
+
+    def ops(structure_iter, max_iter=30):
+        got = estimate_fit(size, [], loop, _Kernel(), qp, max_iter, structure_iter)
+        return got.seconds * OTHER_RATE
+
+    assert ops(3) == pytest.approx(30 * 1e6 + 3 * 1e8, rel=1e-9)
+    assert ops(None) == pytest.approx(30 * (1e6 + 1e8), rel=1e-9)
+    assert ops(50, max_iter=4) == pytest.approx(4 * (1e6 + 1e8), rel=1e-9)
+
+
 def test_memory_is_the_state_plus_the_largest_phase():
     size = FitSize(100, 10, Settings(n_clusters=3))
     blocks = [_Costly(phase="small", nbytes=1e3), _Costly(phase="large", nbytes=7e8)]

@@ -35,9 +35,12 @@ def state_bytes(size: FitSize) -> int:
     return resident
 
 
-def estimate_fit(size: FitSize, init, loop, kernel, qp, max_iter: int) -> FitEstimate:
+def estimate_fit(size: FitSize, init, loop, kernel, qp, max_iter: int,
+                 structure_iter: int | None = None) -> FitEstimate:
     """Time and memory of a fit running the ``init`` blocks once and the ``loop`` blocks
-    ``max_iter`` times, with ``kernel``'s balance operator and the ``qp`` backend.
+    ``max_iter`` times, with ``kernel``'s balance operator and the ``qp`` backend; the
+    structural blocks run in the first ``structure_iter`` iterations only (every
+    iteration when None), as the loop runs them (:mod:`causefs.core.loop`).
 
     A block's balance products are priced by the kernel (its cost is that of one
     product); the QP backend's phases run while the balance operator is held, so the
@@ -46,7 +49,9 @@ def estimate_fit(size: FitSize, init, loop, kernel, qp, max_iter: int) -> FitEst
     init_costs = [block.cost(size) for block in init]
     loop_costs = [block.cost(size) for block in loop]
     product = kernel.cost(size)
-    used = init_costs + [_times(c, max_iter) for c in loop_costs]
+    structural = max_iter if structure_iter is None else min(structure_iter, max_iter)
+    used = init_costs + [_times(c, structural if block.kind == "structural" else max_iter)
+                         for block, c in zip(loop, loop_costs)]
     products = sum(c.balance_products for c in used)
     flops = sum(c.flops for c in used) + products * product.flops
     ops = sum(c.ops for c in used) + products * product.ops

@@ -48,6 +48,10 @@ class Problem:
         Known nuisance variables, coded (:func:`causefs.model.nuisance_coding.
         code_nuisance`): what the blocks that adjust for them read; None when the fit was
         given none.
+    neighbors : ndarray of int, shape (n_samples, c), or object, optional
+        Neighbour candidates the fit was given (:meth:`causefs.CauseFS.fit`'s
+        ``neighbors``, checked by :func:`causefs.numerics.given_neighbors.check_neighbors`):
+        they replace the search of the initial fused graph on the raw data.
     fields : mapping of str to Field
         The declaration of every field of the fit's states
         (:mod:`causefs.model.variables`, and those of plugin parts).
@@ -64,6 +68,7 @@ class Problem:
     objective: Any = None
     balance: Callable | None = None
     Z: np.ndarray | None = None
+    neighbors: Any = None
     fields: Mapping = field(default_factory=lambda: {f.name: f for f in FIELDS})
     _operators: dict = field(default_factory=dict, repr=False)
     _last_value: list = field(default_factory=list, repr=False)

@@ -21,6 +21,7 @@ from .neighbors import (
     candidate_table,
     half_squared_distances,
     nearest_candidates,
+    nearest_given,
     resolve_algorithm,
 )
 from .simplex import project_simplex
@@ -127,7 +128,8 @@ def _fixed_gamma_weights(tau: np.ndarray, gamma: np.ndarray) -> np.ndarray:
 
 
 def adaptive_graph(Y: np.ndarray, k: int, prior=None, algorithm: str = "auto",
-                   previous: tuple | None = None, warm: list | None = None):
+                   previous: tuple | None = None, warm: list | None = None,
+                   seeds: np.ndarray | None = None):
     """Adaptive-neighbour graph of the rows of ``Y`` with an optional prior (eq. S.5).
 
     Parameters
@@ -149,6 +151,11 @@ def adaptive_graph(Y: np.ndarray, k: int, prior=None, algorithm: str = "auto",
         closed form over the candidates never does worse than it (the block descends
         whatever the search found). An exact search needs none: the k + 1 nearest and
         the prior's support hold the k + 1 smallest tau of every column.
+    seeds : ndarray of int, shape (n, c), optional
+        Given candidates of every column (-1 pads; the neighbours a fit was given,
+        :mod:`causefs.numerics.given_neighbors`): they replace the search, each column
+        keeping its k + 1 nearest seeds by ``Y``'s distances (a column with fewer valid
+        seeds is searched exactly).
 
     Returns
     -------
@@ -164,7 +171,11 @@ def adaptive_graph(Y: np.ndarray, k: int, prior=None, algorithm: str = "auto",
         )
     algorithm = resolve_algorithm(algorithm, n, Y.shape[1])
     warm = [g for g in (warm or ()) if g is not None] if algorithm == "approximate" else []
-    cand = nearest_candidates(Y, k + 1, algorithm, warm + ([prior] if prior is not None else []))
+    if seeds is not None:
+        cand = nearest_given(Y, seeds, k + 1)
+    else:
+        cand = nearest_candidates(Y, k + 1, algorithm,
+                                  warm + ([prior] if prior is not None else []))
     graphs = [g for g in (prior, None if previous is None else previous[0]) if g is not None]
     if algorithm == "all":  # dense reference: look every pair up
         aligned = [sp.csc_array(g).toarray()[cand, np.arange(n)[:, None]] for g in graphs]

@@ -78,11 +78,17 @@ def tree_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
     n = Y.shape[0]
     k = min(n_candidates + 1, n)
     _, found = cKDTree(Y).query(Y, k=k, workers=caller_threads() if n > 20_000 else 1)
-    found = found.reshape(n, k)
+    return without_self(found.reshape(n, k))
+
+
+def without_self(found: np.ndarray) -> np.ndarray:
+    """Rows of a search of every point for itself, (n, c), less the point itself: where
+    it is listed, else the last column (a duplicate of the point came first)."""
+    n, c = found.shape
     own = found == np.arange(n)[:, None]
     keep = ~own
-    keep[~own.any(axis=1), -1] = False  # rows whose own index came beyond the k listed
-    return found[keep].reshape(n, k - 1)
+    keep[~own.any(axis=1), -1] = False  # rows whose own index came beyond the c listed
+    return found[keep].reshape(n, c - 1)
 
 
 def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
@@ -153,6 +159,12 @@ def refine_neighbors(Y: np.ndarray, seeds: np.ndarray, n_candidates: int,
                                         n_candidates, rows)
         best = refined
     return best
+
+
+def nearest_given(Y: np.ndarray, seeds: np.ndarray, n_candidates: int) -> np.ndarray:
+    """Each row's ``n_candidates`` nearest among its given ``seeds`` (n, s) (-1 pads),
+    rows left short completed by an exact search."""
+    return _complete(Y, _nearest_of(Y, seeds, n_candidates, np.arange(Y.shape[0])))
 
 
 def _complete(Y: np.ndarray, cand: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ from ...core.parts import Cost
 from ...core.state import State
 from ...model.settings import DEFAULTS, check_setting
 from ...numerics.adaptive_graphs import adaptive_graph
+from ...numerics.given_neighbors import given_candidates
 from ...numerics.sparse import dense
 from ...numerics.threads import parallel_map
 from ..base import Block
@@ -57,6 +58,10 @@ class InitialGranularGraphsBlock(Block):
 class InitialFusedGraphBlock(Block):
     """``G`` from the raw distances of all features (the fixed graph of ablation II).
 
+    Neighbours the fit was given (:attr:`causefs.model.problem.Problem.neighbors`: a
+    precomputed kNN graph, or a search object fitted here on the scaled data) replace
+    the candidate search; the closed form re-scores them with the data's distances.
+
     Parameters
     ----------
     neighbor_algorithm : str
@@ -78,5 +83,7 @@ class InitialFusedGraphBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        G, xi = adaptive_graph(dense(state.X_adjusted), p.n_neighbors, algorithm=self.neighbor_algorithm)
+        Y = dense(state.X_adjusted)
+        G, xi = adaptive_graph(Y, p.n_neighbors, algorithm=self.neighbor_algorithm,
+                               seeds=given_candidates(p.neighbors, Y, p.n_neighbors + 1))
         return state.replace(G=G, xi=xi)
