@@ -167,3 +167,39 @@ def test_no_sample_weight_line_without_fitted_weights():
     assert any(line.startswith("sample weights") for line in selector.describe(details))
     details["sample_weight"] = [1.0] * 30  # uniform: no block moved them
     assert not any(line.startswith("sample weights") for line in selector.describe(details))
+
+
+def _fitted(X, **params):
+    from causefs import CauseFS
+
+    return CauseFS(n_clusters=2, n_features_to_select=3, max_iter=3, random_state=0,
+                   **params).fit(X)
+
+
+def test_the_python_report_follows_the_fitted_selector(tmp_path):
+    import causefs
+
+    X = np.random.default_rng(0).normal(size=(40, 6))
+    selector = _fitted(X)
+    summary = causefs.plot.summary(selector)
+    assert sorted(summary["selected_features"]) == np.flatnonzero(selector.get_support()).tolist()
+    ranks = selector.ranking_[summary["features_best_first"]]
+    assert ranks.tolist() == sorted(ranks.tolist())  # best first, as ranking_ says
+    text = causefs.plot.markdown(selector)
+    best = summary["selected_features"][0]
+    assert f"| 1 | {best} | x{best} | {selector.scores_[best]:.4g} |" in text
+    rows = summary["details"]["objective_by_iteration"]
+    np.testing.assert_allclose([r["objective"] for r in rows], selector.objective_history_)
+    pytest.importorskip("matplotlib")
+    assert causefs.plot.report(selector, tmp_path / "fit.png").stat().st_size > 0
+
+
+def test_the_python_report_names_a_dataframes_columns():
+    pd = pytest.importorskip("pandas")
+    import causefs
+
+    X = np.random.default_rng(0).normal(size=(40, 4))
+    selector = _fitted(pd.DataFrame(X, columns=["p", "q", "r", "s"]))
+    summary = causefs.plot.summary(selector)
+    names = [["p", "q", "r", "s"][f] for f in summary["selected_features"]]
+    assert sorted(names) == sorted(selector.get_feature_names_out())
