@@ -61,6 +61,27 @@ def _progress(max_iter: int, verbose: bool):
         yield callback
 
 
+def _how_to_follow(verbose: bool) -> str:
+    """How to see a long fit's progress, given ``verbose`` and the logging setup."""
+    if not verbose:
+        return "verbose=True shows its progress"
+    if logger.isEnabledFor(logging.INFO) and logger.hasHandlers() \
+            and not all(isinstance(h, logging.NullHandler) for h in _handlers(logger)):
+        return "its progress is logged as it runs"
+    return ("its progress is logged at INFO on the 'causefs' logger, which nothing shows "
+            "here: logging.basicConfig(level=logging.INFO) shows it (the progress bar "
+            "shows on a terminal only)")
+
+
+def _handlers(log: logging.Logger) -> list:
+    """The handlers a record of ``log`` reaches (its own and its ancestors')."""
+    found = []
+    while log is not None:
+        found += log.handlers
+        log = log.parent if log.propagate else None
+    return found
+
+
 class CauseFS(SelectorMixin, BaseEstimator):
     """Causally-aware unsupervised feature selection (CAUSE-FS).
 
@@ -306,7 +327,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self : CauseFS
         """
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64,
-                          ensure_min_samples=3, ensure_min_features=1)
+                          ensure_min_samples=3, ensure_min_features=1,
+                          ensure_all_finite=False)  # our message, not a supervised advice
+        check_finite(X)
         Z = None if nuisance is None else code_nuisance(nuisance, X.shape[0])
         settings = self.settings()
         n_selected = settings.check_data(*X.shape)
@@ -356,8 +379,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
                         self.time_estimate_)
         if self.time_estimate_ > LONG_FIT_SECONDS:
             message = (f"this fit (n={n}, d={d}) is estimated to take about "
-                       f"{self.time_estimate_ / 60:.0f} min; verbose=True shows its "
-                       "progress")
+                       f"{self.time_estimate_ / 60:.0f} min; "
+                       + _how_to_follow(parts.settings.verbose))
             logger.warning(message)
             warnings.warn(message, LongFitWarning, stacklevel=3)
 
@@ -411,6 +434,23 @@ class CauseFS(SelectorMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         tags.input_tags.sparse = True
         return tags
+
+
+def check_finite(X) -> None:
+    """A ``ValueError`` naming the first NaN or infinite value of ``X`` (dense or sparse)
+    and what to do; scikit-learn's message advises estimators for supervised learning."""
+    values = X.data if sp.issparse(X) else X
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return
+    dense = X.toarray() if sp.issparse(X) else X  # only on the error path
+    row, column = np.argwhere(~np.isfinite(dense))[0]
+    value = dense[row, column]
+    kind = "NaN" if np.isnan(value) else str(value)
+    raise ValueError(f"X holds {kind} at sample {row}, feature {column} (0-based; "
+                     f"{int(bad.sum())} non-finite value(s) in all): CAUSE-FS needs finite "
+                     "data; impute the missing values (e.g. sklearn.impute.SimpleImputer in a "
+                     "Pipeline) or drop their samples, and clip or drop infinite ones")
 
 
 def causefs_scores(X, y=None, *, nuisance=None, **params):

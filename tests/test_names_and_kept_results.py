@@ -203,3 +203,66 @@ def test_the_python_report_names_a_dataframes_columns():
     summary = causefs.plot.summary(selector)
     names = [["p", "q", "r", "s"][f] for f in summary["selected_features"]]
     assert sorted(names) == sorted(selector.get_feature_names_out())
+
+
+def test_a_non_finite_nuisance_in_a_file_names_the_file_and_the_key(tmp_path):
+    Z = np.array([0.0, 1.0, np.inf, 1.0])
+    np.savez(tmp_path / "z.npz", X=np.arange(8.0).reshape(4, 2), site=Z)
+    with pytest.raises(DatasetError, match=r"z.npz: nuisance 'site', sample 3 \(1-based\) "
+                                           r"is \[inf\] \(missing and infinite"):
+        load_file(tmp_path / "z.npz", nuisance="site")
+
+
+@pytest.mark.parametrize("value, shown", [(np.nan, "NaN"), (-np.inf, "-inf")])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_non_finite_value_gets_the_librarys_own_message(value, shown, sparse):
+    import scipy.sparse as sp
+
+    from causefs import CauseFS
+
+    X = np.arange(1.0, 19.0).reshape(6, 3)
+    X[4, 2] = value
+    with pytest.raises(ValueError, match=rf"X holds {shown} at sample 4, feature 2 \(0-based; "
+                                         r"1 non-finite value\(s\) in all\): CAUSE-FS needs "
+                                         r"finite data; impute"):
+        CauseFS(n_clusters=2).fit(sp.csr_array(X) if sparse else X)
+
+
+def test_the_long_fit_warning_says_how_to_see_progress_given_verbose_and_logging(caplog):
+    import logging
+
+    from causefs.estimator import _how_to_follow
+
+    assert _how_to_follow(False) == "verbose=True shows its progress"
+    caplog.set_level(logging.WARNING, logger="causefs")
+    assert "logging.basicConfig(level=logging.INFO) shows it" in _how_to_follow(True)
+    caplog.set_level(logging.INFO, logger="causefs")
+    assert _how_to_follow(True) == "its progress is logged as it runs"
+
+
+def test_fetch_into_a_file_or_an_unwritable_folder_says_so_before_any_download(tmp_path,
+                                                                               monkeypatch):
+    import importlib
+
+    fetch_module = importlib.import_module("causefs.datasets.fetch")
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("downloaded")
+
+    monkeypatch.setattr(fetch_module, "_download", no_network)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(DatasetError, match=r"data directory .*file is a file, not a "
+                                           r"directory: choose another with --data-dir"):
+        fetch_module.fetch("jaffe", tmp_path / "file")
+    monkeypatch.setattr(fetch_module.tempfile, "TemporaryFile",
+                        lambda **kw: (_ for _ in ()).throw(PermissionError(13, "Permission denied")))
+    with pytest.raises(DatasetError, match=r"is not writable \(Permission denied\)"):
+        fetch_module.fetch("jaffe", tmp_path / "ro")
+
+
+def test_a_schedule_name_the_command_line_reads_as_a_value_is_refused(tmp_path):
+    from causefs.app.config_checks import ConfigError
+
+    with pytest.raises(ConfigError, match=r"schedule.name=nan: must be a name \(text\); .*"
+                                          r"quote it, schedule.name='nan'"):
+        run(composed("schedule.name=nan", "dry_run=true"), output_dir=tmp_path)

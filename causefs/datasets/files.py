@@ -344,7 +344,12 @@ def _archive_nuisance(contents, key, source):
     """The array stored under ``key`` in an .npz/.mat file, as Z."""
     _check_archive_key(contents, key, source)
     Z = np.asarray(contents[key])
-    return Z.ravel() if Z.ndim == 2 and 1 in Z.shape else Z
+    Z = Z.ravel() if Z.ndim == 2 and 1 in Z.shape else Z
+    if Z.dtype.kind in "fc" and not np.isfinite(Z).all():
+        row = int(np.argwhere(~np.isfinite(Z))[0][0])
+        raise DatasetError(f"{source}: nuisance {key!r}, sample {row + 1} (1-based) is "
+                           f"{Z.reshape(Z.shape[0], -1)[row].tolist()} ({_NOT_FINITE})")
+    return Z
 
 
 def _feature_names(contents, n_features: int, source) -> tuple | None:
