@@ -266,3 +266,20 @@ def test_a_schedule_name_the_command_line_reads_as_a_value_is_refused(tmp_path):
     with pytest.raises(ConfigError, match=r"schedule.name=nan: must be a name \(text\); .*"
                                           r"quote it, schedule.name='nan'"):
         run(composed("schedule.name=nan", "dry_run=true"), output_dir=tmp_path)
+
+
+def test_faiss_import_chatter_stays_below_info(tmp_path):
+    """A fresh neighbour search that loads faiss prints nothing at INFO but ours."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("faiss")
+    code = ("import logging, sys; logging.basicConfig(level=logging.INFO, stream=sys.stdout)\n"
+            "import numpy as np\n"
+            "from causefs.numerics.neighbors import _hnsw_neighbors\n"
+            "_hnsw_neighbors(np.random.default_rng(0).normal(size=(50, 3)), 5)\n"
+            "print('faiss loaded:', 'faiss' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert "faiss loaded: True" in done.stdout, done.stderr
+    assert "faiss.loader" not in done.stdout + done.stderr
