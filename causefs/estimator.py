@@ -336,6 +336,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         active = np.flatnonzero(~constant_features(X))
         if not active.size:
             raise ValueError("all features of X are constant: there is nothing to select")
+        if settings.preprocessing == "none":
+            check_scale(X[:, active])
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         parts = build_parts(settings, seed, nuisance=Z is not None,
                             n_selected=min(n_selected, active.size))
@@ -451,6 +453,26 @@ def check_finite(X) -> None:
                      f"{int(bad.sum())} non-finite value(s) in all): CAUSE-FS needs finite "
                      "data; impute the missing values (e.g. sklearn.impute.SimpleImputer in a "
                      "Pipeline) or drop their samples, and clip or drop infinite ones")
+
+
+#: magnitudes of unscaled data whose squared distances stay within float64 (its largest
+#: value is 1.8e308, its smallest normal 2.2e-308; a sum of d squares must fit too)
+SCALE_BOUNDS = (1e-150, 1e150)
+
+
+def check_scale(X) -> None:
+    """A ``ValueError`` when unscaled data (``preprocessing='none'``) is so large or so
+    small that its squared distances overflow or vanish in float64."""
+    values = np.abs(X.data if sp.issparse(X) else X)
+    largest = float(values.max()) if values.size else 0.0  # > 0: the features vary
+    low, high = SCALE_BOUNDS
+    if largest > high or 0 < largest < low:
+        problem = "overflow" if largest > high else "vanish"
+        raise ValueError(f"X's largest magnitude is {largest:.3g} with "
+                         f"preprocessing='none': its squared distances {problem} in "
+                         f"float64 (values must lie within "
+                         f"{low:g} and {high:g}); use preprocessing='minmax' or 'standard', "
+                         "or rescale X")
 
 
 def causefs_scores(X, y=None, *, nuisance=None, **params):

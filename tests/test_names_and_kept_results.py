@@ -283,3 +283,15 @@ def test_faiss_import_chatter_stays_below_info(tmp_path):
                           timeout=120)
     assert "faiss loaded: True" in done.stdout, done.stderr
     assert "faiss.loader" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("scale, problem", [(1e200, "overflow"), (1e-300, "vanish")])
+def test_unscaled_data_beyond_float64s_squares_is_refused(scale, problem):
+    from causefs import CauseFS
+
+    X = np.random.default_rng(0).normal(size=(30, 4)) * scale
+    with pytest.raises(ValueError, match=rf"squared distances {problem} in float64 .*"
+                                         r"use preprocessing='minmax'"):
+        CauseFS(n_clusters=2, preprocessing="none").fit(X)
+    # scaled, the same data is fine: the check is for preprocessing='none' only
+    assert CauseFS(n_clusters=2, max_iter=1).fit(X).scores_.max() > 0

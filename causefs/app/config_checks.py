@@ -82,9 +82,9 @@ def check_config(cfg: DictConfig) -> None:
     unknown = sorted(set(_unknown_keys(cfg, _known_config())) - {"defaults"})
     moved = [key for key in unknown if key in (cfg.get("method") or {})]
     if moved:
-        raise ConfigError(f"unknown key(s) {', '.join(unknown)}: "
-                          f"{', '.join(moved)} {'is an option' if len(moved) == 1 else 'are options'}"
-                          f" of the method: {', '.join(f'method.{k}=' for k in moved)}...")
+        verb = "is an option" if len(moved) == 1 else "are options"
+        raise ConfigError(f"unknown key(s) {', '.join(unknown)}: {', '.join(moved)} {verb} "
+                          f"of the method: {', '.join(f'method.{k}=' for k in moved)}...")
     if unknown:
         raise ConfigError(f"unknown key(s) {', '.join(unknown)}: see causefs --help")
     _check_dataset(cfg)
