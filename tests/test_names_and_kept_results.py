@@ -295,3 +295,15 @@ def test_unscaled_data_beyond_float64s_squares_is_refused(scale, problem):
         CauseFS(n_clusters=2, preprocessing="none").fit(X)
     # scaled, the same data is fine: the check is for preprocessing='none' only
     assert CauseFS(n_clusters=2, max_iter=1).fit(X).scores_.max() > 0
+
+
+def test_pandas_missing_levels_in_a_text_nuisance_are_called_missing():
+    pd = pytest.importorskip("pandas")
+    from causefs import CauseFS
+
+    X = np.random.default_rng(0).normal(size=(6, 3))
+    for missing in (pd.NA, pd.NaT):
+        Z = np.array(["a", "b", missing, "a", "b", "a"], dtype=object)
+        with pytest.raises(ValueError, match=r"nuisance column 0 has missing values .* at "
+                                             r"sample 2 \(0-based; 1 in all\)"):
+            CauseFS(n_clusters=2).fit(X, nuisance=Z)
