@@ -79,3 +79,74 @@ def test_sparse_minmax_of_non_negative_data_stays_sparse_and_is_x_over_max():
     expected = np.divide(dense - dense.min(axis=0), spread, out=np.zeros_like(dense),
                          where=spread > 0)
     np.testing.assert_allclose(scaled.toarray(), expected, rtol=1e-14, atol=0)
+
+
+def test_objective_change_needs_two_values_since_its_start():
+    from causefs.core.validation import InvalidParameterError
+
+    rule = ObjectiveChange(tol=1.0)  # any change is small enough: only the count matters
+    assert not rule.met([5.0], None)  # one value: nothing to compare
+    assert rule.met([5.0, 5.0], None)
+    rule.reset()
+    history = [5.0, 5.0, 5.0]
+    assert not rule.met(history, None)  # the first value since the reset
+    assert not rule.met(history, None)  # asked again: still one value since the reset
+    assert rule.met(history + [5.0], None)
+    with pytest.raises(InvalidParameterError, match=r"^tol=-0.5: must be a real number >= 0"):
+        ObjectiveChange(tol=-0.5)
+    assert ObjectiveChange(tol=0.0).met([1.0, 1.0], None)  # the bound 0 is allowed
+    assert ObjectiveChange(tol=2e-3).reason == "objective change below tol=0.002"
+
+
+def test_a_stopping_rule_used_alone_defaults_to_the_estimators_tol():
+    from causefs.model.settings import DEFAULTS
+
+    assert ObjectiveChange().tol == DEFAULTS.tol
+
+
+def _state(scores):
+    from causefs.core.state import Field, State
+
+    class _Toy:
+        fields = {"W": Field("W", doc="a matrix")}
+
+    W = np.zeros((len(scores), 2))
+    W[:, 1] = scores
+    return State(_Toy(), W=W)
+
+
+def test_selection_stable_follows_the_top_features_not_the_bottom_ones():
+    from causefs.model.stopping import SelectionStable
+
+    rule = SelectionStable(n_selected=2, patience=2)
+    assert not rule.met([], _state([9.0, 8.0, 1.0, 0.5, 0.2]))
+    # the bottom features change places, the top two stay: met at patience 2
+    assert rule.met([], _state([9.0, 8.0, 0.2, 0.5, 1.0]))
+    rule = SelectionStable(n_selected=2, patience=2)
+    rule.met([], _state([9.0, 8.0, 1.0, 0.5]))
+    assert not rule.met([], _state([9.0, 0.5, 8.0, 1.0]))  # a top feature changed
+
+
+def test_selection_stable_breaks_ties_by_the_smaller_index_at_any_size():
+    from causefs.model.stopping import SelectionStable
+
+    scores = np.random.default_rng(0).integers(0, 2, 1000).astype(float)  # many ties
+    top = np.flatnonzero(scores == 1.0)[:20]  # ties by the smaller index, by hand
+    nudged = scores.copy()
+    nudged[top] += 1e-9  # the same top-20, no longer tied
+    rule = SelectionStable(n_selected=20, patience=2)
+    assert not rule.met([], _state(scores))
+    assert rule.met([], _state(nudged))  # the tied selection was those 20
+
+
+def test_selection_stable_checks_its_settings_by_name():
+    from causefs.core.validation import InvalidParameterError
+    from causefs.model.stopping import SelectionStable
+
+    for key in ("n_selected", "patience"):
+        with pytest.raises(InvalidParameterError,
+                           match=rf"^{key}=0: must be None or an integer >= 1"):
+            SelectionStable(**{key: 0})
+    rule = SelectionStable(n_selected=4, patience=3)
+    assert rule.reason == "top-4 features unchanged for 3 iterations"
+    assert SelectionStable().patience == 3 and SelectionStable().n_selected is None
