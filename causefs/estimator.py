@@ -448,7 +448,7 @@ def check_finite(X) -> None:
     dense = X.toarray() if sp.issparse(X) else X  # only on the error path
     row, column = np.argwhere(~np.isfinite(dense))[0]
     value = dense[row, column]
-    kind = "NaN" if np.isnan(value) else str(value)
+    kind = "NaN" if np.isnan(value) else "infinity" if value > 0 else "-infinity"
     raise ValueError(f"X holds {kind} at sample {row}, feature {column} (0-based; "
                      f"{int(bad.sum())} non-finite value(s) in all): CAUSE-FS needs finite "
                      "data; impute the missing values (e.g. sklearn.impute.SimpleImputer in a "

@@ -213,7 +213,7 @@ def test_a_non_finite_nuisance_in_a_file_names_the_file_and_the_key(tmp_path):
         load_file(tmp_path / "z.npz", nuisance="site")
 
 
-@pytest.mark.parametrize("value, shown", [(np.nan, "NaN"), (-np.inf, "-inf")])
+@pytest.mark.parametrize("value, shown", [(np.nan, "NaN"), (-np.inf, "-infinity"), (np.inf, "infinity")])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_a_non_finite_value_gets_the_librarys_own_message(value, shown, sparse):
     import scipy.sparse as sp
