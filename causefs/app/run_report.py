@@ -77,7 +77,8 @@ def run_markdown(result: dict) -> str:
                   for r in rows]
     selected = ((result.get("metrics") or {}).get("selected")) or {}
     for rho, m in selected.items():
-        lines += ["", f"k-means on the top {rho} features ({m['n_runs']} runs): ACC "
+        runs = f" ({m['n_runs']} runs)" if "n_runs" in m else ""
+        lines += ["", f"k-means on the top {rho} features{runs}: ACC "
                       f"{100 * m['acc_mean']:.2f} +- {100 * m['acc_std']:.2f} %, NMI "
                       f"{100 * m['nmi_mean']:.2f} +- {100 * m['nmi_std']:.2f} %"]
     return "\n".join(lines) + "\n"
