@@ -40,6 +40,7 @@ from .model.nuisance_coding import NuisanceWarning
 from .model.objective import Objective, ObjectiveValue, objective
 from .model.problem import Problem
 from .model.settings import Settings, SettingsWarning
+from . import plot  # causefs.plot.report(selector, "report.png"): a fit's picture
 
 # a library logs, the application decides where to (Python's logging HOWTO); progress of
 # a fit is logged at INFO when it runs with verbose=True, at DEBUG otherwise

@@ -65,6 +65,27 @@ def _progress(max_iter: int, verbose: bool):
         yield callback
 
 
+def _how_to_follow(verbose: bool) -> str:
+    """How to see a long fit's progress, given ``verbose`` and the logging setup."""
+    if not verbose:
+        return "verbose=True shows its progress"
+    if logger.isEnabledFor(logging.INFO) and logger.hasHandlers() \
+            and not all(isinstance(h, logging.NullHandler) for h in _handlers(logger)):
+        return "its progress is logged as it runs"
+    return ("its progress is logged at INFO on the 'causefs' logger, which nothing shows "
+            "here: logging.basicConfig(level=logging.INFO) shows it (the progress bar "
+            "shows on a terminal only)")
+
+
+def _handlers(log: logging.Logger) -> list:
+    """The handlers a record of ``log`` reaches (its own and its ancestors')."""
+    found = []
+    while log is not None:
+        found += log.handlers
+        log = log.parent if log.propagate else None
+    return found
+
+
 class CauseFS(SelectorMixin, BaseEstimator):
     """Causally-aware unsupervised feature selection (CAUSE-FS).
 
@@ -353,7 +374,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self : CauseFS
         """
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64,
-                          ensure_min_samples=3, ensure_min_features=1)
+                          ensure_min_samples=3, ensure_min_features=1,
+                          ensure_all_finite=False)  # our message, not a supervised advice
+        check_finite(X)
         Z = None if nuisance is None else code_nuisance(nuisance, X.shape[0])
         settings = self.settings()
         n_selected = settings.check_data(*X.shape)
@@ -361,6 +384,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         active = np.flatnonzero(~constant_features(X))
         if not active.size:
             raise ValueError("all features of X are constant: there is nothing to select")
+        if settings.preprocessing == "none":
+            check_scale(X[:, active])
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         parts = build_parts(settings, seed, nuisance=Z is not None,
                             n_selected=min(n_selected, active.size))
@@ -419,8 +444,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
                         self.time_estimate_)
         if self.time_estimate_ > LONG_FIT_SECONDS:
             message = (f"this fit (n={n}, d={d}) is estimated to take about "
-                       f"{self.time_estimate_ / 60:.0f} min; verbose=True shows its "
-                       "progress")
+                       f"{self.time_estimate_ / 60:.0f} min; "
+                       + _how_to_follow(parts.settings.verbose))
             logger.warning(message)
             warnings.warn(message, LongFitWarning, stacklevel=3)
 
@@ -519,6 +544,43 @@ class CauseFS(SelectorMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         tags.input_tags.sparse = True
         return tags
+
+
+def check_finite(X) -> None:
+    """A ``ValueError`` naming the first NaN or infinite value of ``X`` (dense or sparse)
+    and what to do; scikit-learn's message advises estimators for supervised learning."""
+    values = X.data if sp.issparse(X) else X
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return
+    dense = X.toarray() if sp.issparse(X) else X  # only on the error path
+    row, column = np.argwhere(~np.isfinite(dense))[0]
+    value = dense[row, column]
+    kind = "NaN" if np.isnan(value) else "infinity" if value > 0 else "-infinity"
+    raise ValueError(f"X holds {kind} at sample {row}, feature {column} (0-based; "
+                     f"{int(bad.sum())} non-finite value(s) in all): CAUSE-FS needs finite "
+                     "data; impute the missing values (e.g. sklearn.impute.SimpleImputer in a "
+                     "Pipeline) or drop their samples, and clip or drop infinite ones")
+
+
+#: magnitudes of unscaled data whose squared distances stay within float64 (its largest
+#: value is 1.8e308, its smallest normal 2.2e-308; a sum of d squares must fit too)
+SCALE_BOUNDS = (1e-150, 1e150)
+
+
+def check_scale(X) -> None:
+    """A ``ValueError`` when unscaled data (``preprocessing='none'``) is so large or so
+    small that its squared distances overflow or vanish in float64."""
+    values = np.abs(X.data if sp.issparse(X) else X)
+    largest = float(values.max()) if values.size else 0.0  # > 0: the features vary
+    low, high = SCALE_BOUNDS
+    if largest > high or 0 < largest < low:
+        problem = "overflow" if largest > high else "vanish"
+        raise ValueError(f"X's largest magnitude is {largest:.3g} with "
+                         f"preprocessing='none': its squared distances {problem} in "
+                         f"float64 (values must lie within "
+                         f"{low:g} and {high:g}); use preprocessing='minmax' or 'standard', "
+                         "or rescale X")
 
 
 def causefs_scores(X, y=None, *, nuisance=None, **params):

@@ -121,8 +121,9 @@ BEFORE_ANY_DATA = {
         "schedule: term='nope': must be one of",
     "data_dir=[a]": "data_dir=['a']: must be None or a directory path",
     "dataset=file dataset.path=": "dataset.path='': must be a file path",
-    "result_file=../escape.json": "result_file='../escape.json': must be a file name inside",
-    "result_file=/tmp/abs.json": "result_file='/tmp/abs.json': must be a file name inside",
+    "result_file=42": "result_file=42: must be a file path",
+    "+max_iter=3": "unknown key(s) max_iter: max_iter is an option of the method: "
+                   "method.max_iter=",
     "dataset=shifted_clusters dataset.train_bias=abc":
         "dataset.train_bias='abc': must be a real number",
     "dataset=digits_border dataset.seed=1.5": "dataset.seed=1.5: must be an integer",

@@ -230,7 +230,7 @@ def _write(path, content):
     ("empty.csv", "", None, "holds no data rows"),
     ("blank.csv", "\n\n  \n", None, "holds no data rows"),
     ("text.csv", "a,b\n1,2\n3,x\n", None, r"line 3, column 2: 'x' is not a number"),
-    ("empty_cell.csv", "1,2\n3,\n", None, r"line 2, column 2: '' is not a number"),
+    ("empty_cell.csv", "1,2\n3,\n", None, r"line 2, column 2: empty cell \(missing"),
     ("nan.csv", "1,2\nnan,4\n", None, r"line 2, column 1: 'nan' \(missing and infinite"),
     ("inf.csv", "1,2\n3,-inf\n", None, r"line 2, column 2: '-inf'"),
     ("ragged.csv", "1,2,3\n4,5\n", None, r"line 2: 2 columns, the first data row has 3"),

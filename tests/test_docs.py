@@ -4,7 +4,8 @@ Blocks are found in ``README.md`` and the site's Markdown and reStructuredText p
 (fenced blocks; ``.. code-block::`` directives). Python blocks of one page run in order in
 one interpreter; every shell block runs in ``bash -e`` in a workspace that holds a small
 CSV file with a label column (``mine.csv``) and a small real results store
-(``results/store``), so that commands naming them run as written. A comment just before a
+(``results/store``) and a link to ``examples/``, so that commands naming them run as
+written from the repository's root. A comment just before a
 block says how it runs when not as written (``<!-- docs-test: MODE -->`` in Markdown,
 ``.. docs-test: MODE`` in reStructuredText):
 
@@ -42,7 +43,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md"),
-                *(ROOT / "docs").rglob("*.rst")])
+                *(ROOT / "docs").rglob("*.rst"),
+                ROOT / "examples" / "causefs-example-plugin" / "README.md"])
 PAGES = [p for p in PAGES if not {"_build", "generated", "_generated", "auto_examples"}
          & set(p.relative_to(ROOT).parts)]
 RUNNABLE = {"python", "bash", "console"}
@@ -138,6 +140,7 @@ def workspace(tmp_path_factory):
            f"{os.environ.get('PATH', '')}", "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1",
            "XDG_CACHE_HOME": str(root / "cache")}
     env.pop("HYDRA_FULL_ERROR", None)
+    (root / "examples").symlink_to(ROOT / "examples")  # paths as from the repository's root
     _small_store(root / "results" / "store")
     return root, env
 
@@ -246,5 +249,6 @@ def test_every_page_with_code_is_tested():
     tested = {b.page.name for b in ALL}
     assert {"README.md", "cli.md", "selector.md", "datasets.md", "plugins.md",
             "sparse.md", "ERRORS.md"} <= tested
+    assert ROOT / "examples" / "causefs-example-plugin" / "README.md" in {b.page for b in ALL}
     assert all(b.mode.split()[0] in {"run", "dry-run", "parse", "console", "skip"}
                for b in ALL), [b.mode for b in ALL]

@@ -1,6 +1,9 @@
 """causefs-report names rows by what ran, says "tuned on labels" only for a grid it is
 asked to tune over, and never puts rows of different protocols in one table."""
 
+import json
+
+import numpy as np
 import pytest
 
 from causefs.app.report import collect, main, report, row_label
@@ -92,7 +95,7 @@ def test_a_misspelt_option_to_tune_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--store", str(root), "--out", str(tmp_path / "out"), "--no-figures",
               "--tune", "beta,bta"])
-    assert exit_.value.code == 1
+    assert exit_.value.code == 2
     assert "causefs-report: error: tune=bta: no result in" in capsys.readouterr().err
 
 
@@ -101,3 +104,73 @@ def test_a_single_result_keeps_its_full_name(tune):
     rows = collect([entry(0.5, params={"alpha": 3.0})], tune=tune)
     (table,) = rows.values()
     assert list(table) == ["CAUSE-FS (alpha=3)"]
+
+
+# ---- the report of every run, labels or not (issue 25, item 1) ----
+
+from causefs.app.report import report_result_file  # noqa: E402
+from causefs.app.run_report import run_markdown, write_run_report  # noqa: E402
+
+
+def unlabeled(key_seed=0, **details):
+    """A result of a run on data without labels, in result.json's layout."""
+    job = {"dataset": {"name": "story", "sha256": f"{key_seed:064d}"}, "method": "causefs",
+           "params": {}, "evaluation": {"enabled": True, "rhos": [3]}}
+    rows = [{"iteration": 0, "objective": 3.0, "terms": {"regression": 2.0, "fusion": 1.0},
+             "structure_changed": False},
+            {"iteration": 1, "objective": -1.0, "terms": {"regression": 1.0, "fusion": -2.0},
+             "structure_changed": True}]
+    return {"job": job, "key": job_key(job), "scores": [0.1, 0.9, 0.5, 0.3],
+            "features_best_first": [1, 2, 3, 0], "selected_features": [1, 2, 3],
+            "metrics": None, "details": {"objective_by_iteration": rows, **details},
+            "dataset": {"name": "story", "n_samples": 30, "n_features": 4, "n_classes": None,
+                        "image_shape": None, "feature_names": ["a", "b", "c", "d"]}}
+
+
+def test_a_store_without_labels_gets_a_report_of_every_run(tmp_path, capsys):
+    root = stored(tmp_path, unlabeled(0), unlabeled(1))
+    main(["--store", str(root), "--out", str(tmp_path / "out")])
+    text = capsys.readouterr().out
+    assert "no labels" in text and text.count("](runs/") == 2
+    runs = sorted((tmp_path / "out" / "runs").iterdir())
+    assert [p.suffix for p in runs] == [".md", ".png", ".md", ".png"]
+    markdown = runs[0].read_text()
+    assert "| 1 | 1 | b | 0.9 |" in markdown and "| 3 | 3 | d | 0.3 |" in markdown
+    assert "| 1* | -1 | 1 | -2 |" in markdown  # the objective by term, structure marked
+
+
+def test_per_feature_details_are_shown_when_present_and_only_then():
+    plain = run_markdown(unlabeled())
+    assert "selection frequency" not in plain and "nuisance share" not in plain
+    given = run_markdown(unlabeled(selection_frequency=[0.0, 1.0, 0.8, 0.4],
+                                   nuisance_share=[0.5, 0.1, 0.2, 0.9],
+                                   nuisance_share_adjusted=[0.4, 0.05, 0.1, 0.3]))
+    assert "| rank | column | name | score | selection frequency | nuisance share | " \
+           "nuisance share (adjusted) |" in given
+    assert "| 1 | 1 | b | 0.9 | 1.000 | 0.100 | 0.050 |" in given
+    assert "| 3 | 3 | d | 0.3 | 0.400 | 0.900 | 0.300 |" in given
+
+
+def test_the_figure_draws_each_per_feature_detail_and_the_pixels(tmp_path):
+    pytest.importorskip("matplotlib")
+    import matplotlib.image
+
+    result = unlabeled(selection_frequency=[0.0, 1.0, 0.8, 0.4])
+    result["dataset"]["image_shape"] = [2, 2]
+    plain = write_run_report(unlabeled(), tmp_path / "a")[1]
+    full = write_run_report(result, tmp_path / "b", X=np.eye(4))[1]
+    # one panel per part: scores, objective (+ frequency + pixels): the width says so
+    assert matplotlib.image.imread(full).shape[1] == 2 * matplotlib.image.imread(plain).shape[1]
+
+
+def test_one_result_file_is_reported_and_a_file_that_is_not_one_is_refused(tmp_path,
+                                                                           capsys):
+    path = tmp_path / "kept.json"
+    path.write_text(json.dumps(unlabeled()))
+    assert "| 2 | 2 | c | 0.5 |" in report_result_file(path, tmp_path / "out",
+                                                      with_figures=False)
+    (tmp_path / "other.json").write_text("[1, 2]")
+    with pytest.raises(SystemExit) as stop:
+        main(["--result", str(tmp_path / "other.json"), "--out", str(tmp_path / "o")])
+    assert stop.value.code == 2
+    assert "other.json: not a causefs result" in capsys.readouterr().err

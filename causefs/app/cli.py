@@ -23,6 +23,7 @@ import difflib
 import os
 import re
 import sys
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass
@@ -48,12 +49,17 @@ from .evaluation import causal_recovery, evaluate_ranking, evaluate_shift
 from .provenance import code_identity, versions
 from .store import SCHEMA_VERSION, ResultStore, StoreError, job_key, write_json_atomic
 
+
+class ResultWriteError(OSError):
+    """A finished result that could not be written where asked (the message says where
+    it was written instead)."""
+
 #: environment variable that turns the one-line user errors into full tracebacks
 DEBUG_ENV_VAR = "CAUSEFS_DEBUG"
 
 #: errors of the user's making: printed as one line (the message names the key or file)
 USER_ERRORS = (InvalidParameterError, DatasetError, MemoryLimitError, StoreError,
-               MissingDependencyError)
+               MissingDependencyError, ResultWriteError)
 #: Hydra's own errors (an override it cannot parse or apply): printed as one line too
 HYDRA_ERRORS = (HydraException, OmegaConfBaseException)
 
@@ -105,6 +111,27 @@ def absolute_paths(cfg: DictConfig) -> None:
         value = OmegaConf.select(cfg, key)
         if isinstance(value, str) and value.strip():
             OmegaConf.update(cfg, key, to_absolute_path(os.path.expanduser(value)))
+
+
+def given_on_command_line(key: str) -> bool:
+    """Whether the command's overrides set ``key`` (True outside a Hydra run: a
+    configuration composed in Python is taken as given)."""
+    if not HydraConfig.initialized():
+        return True
+    overrides = HydraConfig.get().overrides.task
+    return any(re.match(rf"^[+~]*{re.escape(key)}=", item) for item in overrides)
+
+
+def cap_default_features(cfg: DictConfig, n_features: int) -> None:
+    """The default ``n_features_to_select`` (20) on data with fewer features becomes
+    all of them, with a line saying so; a number the user gave is never changed (one
+    above the data's features is an error, :func:`check_against_data`)."""
+    if cfg.n_features_to_select <= n_features or given_on_command_line("n_features_to_select"):
+        return
+    print(f"n_features_to_select: the default {cfg.n_features_to_select} exceeds the "
+          f"{n_features} features of the data; ranking all {n_features} "
+          f"(n_features_to_select=<k> keeps fewer)")
+    cfg.n_features_to_select = n_features  # evaluation.rhos follows unless it was set
 
 
 def plan(cfg: DictConfig, data: Dataset) -> Job:
@@ -199,16 +226,48 @@ def evaluate(cfg: DictConfig, job: Job, data: Dataset, X: np.ndarray, best_first
     return out
 
 
-def write(cfg: DictConfig, result: dict, output_dir: Path | None,
-          store: ResultStore | None) -> None:
-    """``result.json`` into the run directory, and the entry into the store."""
+def result_path(cfg: DictConfig, output_dir: Path | None) -> Path:
+    """Where ``result_file`` goes: a relative path inside the run directory, an
+    absolute one (``~`` expanded) where it says."""
+    path = Path(os.path.expanduser(cfg.result_file))
+    if path.is_absolute():
+        return path
     if output_dir is None:
         output_dir = Path(HydraConfig.get().runtime.output_dir)
-    path = Path(output_dir) / cfg.result_file
-    write_json_atomic(path, result)
-    print(f"result written to {path}")
+    return Path(output_dir) / path
+
+
+def write(cfg: DictConfig, result: dict, output_dir: Path | None,
+          store: ResultStore | None) -> None:
+    """The entry into the store, then ``result_file``; each write's failure leaves the
+    other. A result neither could take is written into the temporary directory, so a
+    finished fit is never lost; any failed write is then a :class:`ResultWriteError`
+    saying where the result is."""
+    failed, kept = [], []
     if store is not None:
-        print(f"stored as {store.put(result['key'], result)}")
+        try:
+            kept.append(store.put(result["key"], result))
+            print(f"stored as {kept[-1]}")
+        except OSError as error:
+            failed.append(f"the results store entry in {store.root} ({_reason(error)})")
+    path = result_path(cfg, output_dir)
+    try:
+        write_json_atomic(path, result)
+        kept.append(path)
+        print(f"result written to {path}")
+    except OSError as error:
+        failed.append(f"{path} ({_reason(error)})")
+    if not failed:
+        return
+    if not kept:
+        kept.append(Path(tempfile.gettempdir()) / f"causefs-result-{result['key']}.json")
+        write_json_atomic(kept[-1], result)
+    raise ResultWriteError(f"could not write {' nor '.join(failed)}; the result is in "
+                           f"{kept[0]}")
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or str(error)
 
 
 def run(cfg: DictConfig, output_dir: Path | None = None) -> dict | None:
@@ -219,6 +278,7 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict | None:
     absolute_paths(cfg)
     check_config(cfg)
     data = load(cfg)
+    cap_default_features(cfg, data.X.shape[1])
     job = plan(cfg, data)
     if cfg.evaluation.enabled and data.y is None:
         print(f"no evaluation: dataset {data.name!r} has no labels")
@@ -262,9 +322,14 @@ def compute(cfg: DictConfig, job: Job, data: Dataset, output_dir: Path | None,
               "config": OmegaConf.to_container(cfg, resolve=True),
               "dataset": {"name": data.name, "source": data.source, "n_samples": X.shape[0],
                           "n_features": X.shape[1], "n_classes": data.n_classes,
-                          "image_shape": data.image_shape},
+                          "image_shape": data.image_shape,
+                          "feature_names": None if data.feature_names is None
+                          else list(data.feature_names)},
               "versions": versions()}
     result.update(score(cfg, job, X, data.nuisance))
+    names = result["dataset"]["feature_names"]
+    result["selected_feature_names"] = None if names is None else \
+        [names[f] for f in result["selected_features"]]
     result.update(evaluate(cfg, job, data, X, np.asarray(result["features_best_first"])))
     print_result(result, job.method)
     write(cfg, result, output_dir, store)
@@ -290,7 +355,7 @@ def print_result(result: dict, method: Selector) -> None:
     print(f"method {result['job']['method']}: {result['fit_seconds']:.2f} s")
     for line in method.describe(result["details"]):
         print(line)
-    print(f"selected features (best first): {result['selected_features']}")
+    print("selected features (best first): " + selected_text(result))
     if result.get("nuisance_given"):
         print("the dataset's nuisance variables were given to the method")
     metrics = dict(result["metrics"] or {})
@@ -311,6 +376,16 @@ def print_result(result: dict, method: Selector) -> None:
               f"recall {r['recall']:.2f}, spurious fraction {r['spurious_fraction']:.2f}")
 
 
+def selected_text(result: dict) -> str:
+    """The selected features, best first: by name with the column number where the data
+    names its features, else by column number (0-based)."""
+    names = result.get("selected_feature_names")
+    if names is None:
+        return str(result["selected_features"])
+    return ", ".join(f"{name} ({column})"
+                     for name, column in zip(names, result["selected_features"]))
+
+
 def fail(message: str) -> None:
     """Print a user error as one line and exit with status 2."""
     message = " ".join(line.strip() for line in message.splitlines() if line.strip())
@@ -327,8 +402,13 @@ def hydra_error_message(error: Exception) -> str:
         override = re.search(r"use \+(\S+)", str(error))
         given = override.group(1) if override else cause.full_key
         known = list(cause.parent_node.keys()) if cause.parent_node is not None else []
-        close = difflib.get_close_matches(str(cause.key), known, n=3)
         prefix = cause.full_key[: -len(str(cause.key))]
+        method = cause.parent_node.get("method") if not prefix and cause.parent_node else None
+        if method is not None and str(cause.key) in method:  # an option of the method
+            value = given.partition("=")[2]
+            return (f"{given}: {cause.key} is an option of the method: "
+                    f"method.{cause.key}={value}")
+        close = difflib.get_close_matches(str(cause.key), known, n=3)
         hint = f" (did you mean {', '.join(prefix + k for k in close)}?)" if close else ""
         if prefix == "schedule." and known == ["name"]:  # the default schedule, auto
             hint = (" (schedule=auto has no blocks to edit: start from a registered "

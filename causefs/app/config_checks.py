@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from importlib import resources
-from pathlib import PurePath
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -81,6 +80,11 @@ def _unknown_keys(cfg, known: DictConfig, prefix="") -> list:
 def check_config(cfg: DictConfig) -> None:
     """Raise :class:`ConfigError` for the first key that is not allowed."""
     unknown = sorted(set(_unknown_keys(cfg, _known_config())) - {"defaults"})
+    moved = [key for key in unknown if key in (cfg.get("method") or {})]
+    if moved:
+        verb = "is an option" if len(moved) == 1 else "are options"
+        raise ConfigError(f"unknown key(s) {', '.join(unknown)}: {', '.join(moved)} {verb} "
+                          f"of the method: {', '.join(f'method.{k}=' for k in moved)}...")
     if unknown:
         raise ConfigError(f"unknown key(s) {', '.join(unknown)}: see causefs --help")
     _check_dataset(cfg)
@@ -97,12 +101,10 @@ def check_config(cfg: DictConfig) -> None:
 
 
 def _check_result_file(value) -> None:
-    """A file name, or a relative path inside the run directory (no ``..``)."""
-    path = PurePath(value) if isinstance(value, str) and value.strip() else None
-    if path is None or value.endswith(("/", "\\")) or path.is_absolute() \
-            or ".." in path.parts:
-        raise ConfigError(f"result_file={value!r}: must be a file name inside the run "
-                          "directory, such as result.json")
+    """A file path: relative to the run directory, or absolute."""
+    if not isinstance(value, str) or not value.strip() or value.endswith(("/", "\\")):
+        raise ConfigError(f"result_file={value!r}: must be a file path, such as "
+                          "result.json (inside the run directory) or /abs/path/run.json")
 
 
 def _check_dataset(cfg) -> None:

@@ -80,6 +80,10 @@ def check_schedule_config(spec: Mapping) -> None:
     InvalidParameterError
     """
     name = spec.get("name")
+    if not isinstance(name, str) or not name.strip():  # schedule.name=nan, =1e3, =null
+        raise InvalidParameterError(
+            f"schedule.name={name!r}: must be a name (text); the command line reads "
+            f"nan, null, true and numbers as values: quote it, schedule.name='{name}'")
     if name not in parts().names("schedule"):
         return
     registered = get_schedule(name)

@@ -22,6 +22,8 @@ import argparse
 import csv
 import json
 import math
+import os
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -30,6 +32,7 @@ import numpy as np
 from ..core.extras import MissingDependencyError, require
 from ..core.validation import InvalidParameterError
 from ..selectors import get_selector
+from .run_report import write_run_report
 from .store import ResultStore, StoreError, canonical
 
 #: the paper's Tables (ACC and NMI, %, 20 features): method -> dataset -> (mean, std)
@@ -420,7 +423,9 @@ def _keeps_all(result: dict) -> bool:
 
 def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool = True,
            main: str = "CAUSE-FS", tune=()) -> str:
-    """Write tables (Markdown, CSV) and figures; returns the Markdown.
+    """Write tables (Markdown, CSV) and figures, and every run's report into ``runs/``
+    (:func:`~causefs.app.run_report.write_run_report`, labels or not); returns the
+    Markdown.
 
     A pair of ACC and NMI tables per evaluation protocol (:func:`protocol_of`), the
     paper's rows beside the tables of the paper's protocol only; rows named by what ran
@@ -431,8 +436,8 @@ def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool
     ------
     StoreError
         ``store_dir`` is not a directory, holds no valid entry (invalid entries are
-        skipped with a :class:`~causefs.app.store.StoreWarning` naming the file), no entry
-        with metrics at ``rho``, or an option in ``tune`` that no entry has.
+        skipped with a :class:`~causefs.app.store.StoreWarning` naming the file), entries
+        with metrics but none at ``rho``, or an option in ``tune`` that no entry has.
     """
     store = ResultStore(store_dir)
     if not store.root.is_dir():
@@ -446,13 +451,15 @@ def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool
         raise StoreError(f"tune={','.join(unknown)}: no result in {store.root} has such an "
                          f"option (stored: {', '.join(sorted(options)) or 'none'})")
     tables = collect(results, rho, tune)
-    if not tables and not any(dataset_of(r) == "synthetic" for r in results):
-        stored = sorted({int(k) for r in results
-                         for k in ((r.get("metrics") or {}).get("selected") or {})})
+    stored = sorted({int(k) for r in results
+                     for k in ((r.get("metrics") or {}).get("selected") or {})})
+    if stored and not tables and not any(dataset_of(r) == "synthetic" for r in results):
         raise StoreError(f"no result in {store.root} has metrics at rho={rho} (stored: "
-                         f"{', '.join(map(str, stored)) or 'none'}): use --rho")
+                         f"{', '.join(map(str, stored))}): use --rho")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    runs = [path for r in results for path in write_run_report(
+        r, out / "runs", _image_data(r, data_home) if with_figures else None, with_figures)]
     protocols = sorted(tables, key=lambda p: (not is_paper_protocol(p), str(p)))
     parts = []
     for protocol in protocols:
@@ -465,13 +472,31 @@ def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool
     if synthetic:
         parts += ["\n## Causal features recovered (synthetic benchmark, mean over seeds)\n",
                   synthetic]
+    if not stored:
+        parts.append("No result has k-means scores (the data has no labels): the report "
+                     "of each run is in runs/.\n")
+    parts += ["## Runs\n", *(f"- [{path.stem}](runs/{path.name})" for path in runs
+                             if path.suffix == ".md"), ""]
     text = "\n".join(parts) + "\n"
     (out / "tables.md").write_text(text)
     write_csv(out / "tables.csv", results)
-    if with_figures and results:
+    if with_figures and stored:
         rows = tables[protocols[0]] if protocols else {}
         figures(results, rows, out / "figures", data_home, main, tune)
     return text
+
+
+def _image_data(result: dict, data_home):
+    """The data of an image dataset of the library (for the selected pixels), or None
+    (not an image, or not reachable here: the report goes on without the picture)."""
+    if not (result.get("dataset") or {}).get("image_shape"):
+        return None
+    from ..datasets import load_dataset
+
+    try:
+        return load_dataset(dataset_of(result), data_home_path=data_home).X
+    except Exception:  # noqa: BLE001 - any failure only drops the picture
+        return None
 
 
 def main(argv=None):
@@ -488,14 +513,40 @@ def main(argv=None):
                         help="options a grid was swept over (alpha,lam,beta): results "
                              "differing only in them become one row, the best by ACC, "
                              "labelled 'tuned on labels'")
+    parser.add_argument("--result", default=None, metavar="FILE",
+                        help="report one result.json (any run's) instead of a store")
     args = parser.parse_args(argv)
     tune = tuple(name for name in args.tune.split(",") if name)
     try:
-        text = report(args.store, args.out, args.rho, args.data_dir, not args.no_figures,
-                      args.main, tune)
-    except (OSError, MissingDependencyError) as error:  # StoreError, an unwritable --out
-        parser.exit(1, f"{parser.prog}: error: {error}\n")
-    print(text)
+        if args.result is not None:
+            text = report_result_file(args.result, args.out, args.data_dir,
+                                      not args.no_figures)
+        else:
+            text = report(args.store, args.out, args.rho, args.data_dir,
+                          not args.no_figures, args.main, tune)
+    except (OSError, ValueError, MissingDependencyError) as error:  # StoreError, --out
+        parser.exit(2, f"{parser.prog}: error: {error}\n")  # a user error: as causefs's
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # causefs-report | head: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def report_result_file(path, out_dir, data_home=None, with_figures: bool = True) -> str:
+    """The run report of one ``result.json`` (:func:`write_run_report`); returns its
+    Markdown. A file that is not a result is a ``ValueError`` naming it."""
+    path = Path(path).expanduser()
+    try:
+        result = json.loads(path.read_text())
+        required = ("job", "dataset", "scores", "selected_features", "features_best_first")
+        if not isinstance(result, dict) or any(key not in result for key in required):
+            raise ValueError("not a causefs result (result.json layout)")
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as error:
+        raise ValueError(f"{path}: {error}") from None
+    X = _image_data(result, data_home) if with_figures else None
+    written = write_run_report(result, out_dir, X, with_figures)
+    return written[0].read_text() + "".join(f"\nwritten: {p}" for p in written)
 
 
 if __name__ == "__main__":

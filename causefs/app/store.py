@@ -289,8 +289,11 @@ class ResultStore:
             os.ftruncate(handle, 0)
             os.pwrite(handle, f"pid {os.getpid()} on {socket.gethostname()} since "
                               f"{time.strftime('%Y-%m-%d %H:%M:%S')}".encode(), 0)
-            yield Claim(True, "this process")
-            path.unlink(missing_ok=True)  # done (the entry is stored): no claim is left
+            try:
+                yield Claim(True, "this process")
+            finally:  # done, or failed in this process: no claim is left behind
+                with contextlib.suppress(OSError):  # a folder made read-only meanwhile
+                    path.unlink(missing_ok=True)
         finally:
             os.close(handle)  # releases the lock
 

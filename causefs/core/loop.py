@@ -81,6 +81,22 @@ def seconds_by(trace: list, field: str = "block") -> dict:
     return totals
 
 
+def objective_by_iteration(trace: list) -> list[dict]:
+    """The objective and its terms at the end of every iteration of a trace (0: after
+    the initialization), each ``{"iteration", "objective", "terms", "structure_changed"}``;
+    ``structure_changed`` says the iteration ran structural blocks, which redefine the
+    objective (so it may rise there, where descent blocks never raise it)."""
+    structural = {record["iteration"] for record in trace if record["kind"] == "structural"}
+    last: dict = {}
+    for record in trace:
+        if record["terms"] is not None:  # the last evaluated record of its iteration wins
+            last[record["iteration"]] = {"iteration": record["iteration"],
+                                         "objective": record["objective"],
+                                         "terms": dict(record["terms"]),
+                                         "structure_changed": record["iteration"] in structural}
+    return list(last.values())
+
+
 class _Run:
     """One run of a schedule: the current state, the trace, and the objective's cache."""
 

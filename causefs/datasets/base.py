@@ -23,6 +23,8 @@ class Dataset:
     ``nuisance`` holds known nuisance variables Z (n_samples,) or (n_samples, p) when
     they were asked for (:func:`causefs.datasets.load_dataset`'s ``nuisance``), as given
     (labels or covariates; :mod:`causefs.model.nuisance_coding` codes them).
+    ``feature_names`` (n_features,) names the columns of ``X`` where the source does (a
+    CSV header, an ``.npz``'s ``feature_names`` array), else None.
     """
 
     name: str
@@ -31,6 +33,7 @@ class Dataset:
     source: str
     image_shape: tuple | None = None
     nuisance: np.ndarray | None = None
+    feature_names: tuple | None = None
 
     @property
     def n_classes(self) -> int | None:
@@ -53,6 +56,9 @@ class Dataset:
             digest.update(repr(("nuisance", Z.dtype.str, Z.shape)).encode())
             digest.update(repr(Z.tolist()).encode() if Z.dtype == object else
                           np.ascontiguousarray(Z).tobytes())
+        if self.feature_names is not None:  # they reach the result: a renamed column is a
+            # new job, not a stored result under the old names
+            digest.update(repr(("feature_names", list(self.feature_names))).encode())
         return digest.hexdigest()
 
 

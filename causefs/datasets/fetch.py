@@ -142,7 +142,7 @@ def fetch(name: str, data_home_path=None, *, force: bool = False) -> Path:
     if target.exists() and not force:
         load_benchmark(key, folder)  # verified, or a DatasetError naming the file
         return target
-    folder.mkdir(parents=True, exist_ok=True)
+    _check_writable(folder)
     original = folder / f".{key}.source"
     try:
         try:
@@ -163,6 +163,20 @@ def fetch(name: str, data_home_path=None, *, force: bool = False) -> Path:
     with _written(target) as out:
         np.savez_compressed(out, X=X, y=y)
     return target
+
+
+def _check_writable(folder: Path) -> None:
+    """Create ``folder`` and a file in it before downloading, or a :class:`DatasetError`
+    naming it and why (a file of that name, no permission): not a download error."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        what = "is a file, not a directory" if folder.is_file() else \
+            f"is not writable ({error.strerror or error})"
+        raise DatasetError(f"data directory {folder} {what}: choose another with --data-dir "
+                           "(or $CAUSEFS_DATA)") from None
 
 
 def main(argv=None) -> int:

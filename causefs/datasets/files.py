@@ -17,6 +17,8 @@ from .base import Dataset, DatasetError, DatasetWarning
 
 _FEATURE_KEYS = ("X", "fea", "data", "features")
 _LABEL_KEYS = ("y", "gnd", "Y", "labels", "label", "target")
+#: the optional array of an .npz file that names its features (strings, one per column)
+FEATURE_NAMES_KEY = "feature_names"
 #: CSV header names that mark the label column (compared in lower case)
 LABEL_NAMES = ("y", "label", "labels", "target", "class", "gnd")
 #: a last CSV column with at most this many distinct integers draws a warning
@@ -102,7 +104,8 @@ def _load_npz(path: Path, nuisance=None) -> dict:
             members = {info.filename[:-4]: info for info in archive.infolist()
                        if info.filename.endswith(".npy")}
             wanted = [_pick(members, _FEATURE_KEYS, "feature", path),
-                      *[k for k in _LABEL_KEYS if k in members][:1]]
+                      *[k for k in _LABEL_KEYS if k in members][:1],
+                      *[k for k in (FEATURE_NAMES_KEY,) if k in members]]
             if nuisance is not None:
                 _check_archive_key(members, nuisance, path)
                 wanted.append(nuisance)
@@ -219,6 +222,9 @@ def _read_csv_cells(path: Path, skip: int, columns: list) -> np.ndarray:
                                f"row has {width}")
         for j, column in enumerate(columns):
             cell = row[column]
+            if not cell.strip():
+                raise DatasetError(f"{path}, line {line}, column {column + 1}: empty cell "
+                                   f"({_NOT_FINITE})")
             try:
                 table[i, j] = float(cell)
             except ValueError:
@@ -284,6 +290,10 @@ def _column_index(path: Path, header: list | None, width: int, key: str, column)
         if column not in header:
             raise DatasetError(f"{path}: {key}={column!r} is no column of its header "
                                f"{header}")
+        where = [i + 1 for i, name in enumerate(header) if name == column]
+        if len(where) > 1:
+            raise DatasetError(f"{path}: {key}={column!r} names columns {where} of its "
+                               "header; rename all but one, or give the column's number")
         return header.index(column)
     if not isinstance(column, numbers.Integral) or isinstance(column, bool):
         raise DatasetError(f"{key} must be a column number such as -1 or a header name for "
@@ -323,9 +333,9 @@ def _warn_if_last_column_looks_like_labels(path: Path, table: np.ndarray,
 
 
 def _load_csv(path: Path, label_column, nuisance):
-    """Features, labels and nuisance variables of a CSV file (see :func:`load_file`);
-    ``nuisance`` is a column (number or header name) or a list of them, of numbers or of
-    text levels."""
+    """Features, labels, nuisance variables and feature names (the header's, None
+    without one) of a CSV file (see :func:`load_file`); ``nuisance`` is a column (number
+    or header name) or a list of them, of numbers or of text levels."""
     header, skip = _csv_head(path)
     width = _csv_width(path, header, skip)
     column = _label_index(path, header, width, label_column)
@@ -342,7 +352,8 @@ def _load_csv(path: Path, label_column, nuisance):
     label = [] if column is None else [numeric.index(column)]
     y = table[:, label[0]] if label else None
     Z = None if not side else _csv_nuisance(path, skip, side)
-    return np.delete(table, label, axis=1), y, Z if Z is None or several else Z[:, 0]
+    names = None if header is None else tuple(header[j] for j in numeric if j != column)
+    return np.delete(table, label, axis=1), y, Z if Z is None or several else Z[:, 0], names
 
 
 def _labels_where_whole(Z: np.ndarray) -> np.ndarray:
@@ -367,7 +378,26 @@ def _archive_nuisance(contents, key, source):
     """The array stored under ``key`` in an .npz/.mat file, as Z."""
     _check_archive_key(contents, key, source)
     Z = np.asarray(contents[key])
-    return Z.ravel() if Z.ndim == 2 and 1 in Z.shape else Z
+    Z = Z.ravel() if Z.ndim == 2 and 1 in Z.shape else Z
+    if Z.dtype.kind in "fc" and not np.isfinite(Z).all():
+        row = int(np.argwhere(~np.isfinite(Z))[0][0])
+        raise DatasetError(f"{source}: nuisance {key!r}, sample {row + 1} (1-based) is "
+                           f"{Z.reshape(Z.shape[0], -1)[row].tolist()} ({_NOT_FINITE})")
+    return Z
+
+
+def _feature_names(contents, n_features: int, source) -> tuple | None:
+    """The strings of an .npz/.mat file's :data:`FEATURE_NAMES_KEY` array, one per
+    feature, or None when it has none."""
+    if FEATURE_NAMES_KEY not in contents:
+        return None
+    names = np.asarray(contents[FEATURE_NAMES_KEY])
+    names = names.ravel() if names.ndim == 2 and 1 in names.shape else names
+    if names.dtype.kind not in "US" or names.shape != (n_features,):
+        raise DatasetError(f"{source}: {FEATURE_NAMES_KEY!r} must be an array of "
+                           f"{n_features} strings (one per feature), got {names.dtype} of "
+                           f"shape {names.shape}")
+    return tuple(str(n.decode() if isinstance(n, bytes) else n).strip() for n in names)
 
 
 def load_file(path: str | os.PathLike, label_column: int | str | None = None,
@@ -376,10 +406,11 @@ def load_file(path: str | os.PathLike, label_column: int | str | None = None,
 
     ``.npz`` and ``.mat`` files hold the features under one of ``X``, ``fea``,
     ``data``, ``features`` and optionally the labels under ``y``, ``gnd``, ``Y``,
-    ``labels``, ``label``, ``target``. Pickled content is never loaded.
+    ``labels``, ``label``, ``target``, and optionally the features' names (strings)
+    under ``feature_names``. Pickled content is never loaded.
 
     A ``.csv`` file is comma-separated numbers with at most one header line of names.
-    Its labels are the column ``label_column`` names, by number (``-1``: the last) or
+    Its header's names are the features' names. Its labels are the column ``label_column`` names, by number (``-1``: the last) or
     by header name; without it, the one header column named ``y``, ``label``,
     ``labels``, ``target``, ``class`` or ``gnd`` (any case); else it has none. A label
     column is never a feature. A last column of few distinct small integers that was
@@ -401,7 +432,9 @@ def load_file(path: str | os.PathLike, label_column: int | str | None = None,
     -------
     Dataset
         ``X`` of shape (n_samples, n_features), ``y`` of shape (n_samples,) or None,
-        ``nuisance`` of shape (n_samples,) or (n_samples, p) or None.
+        ``nuisance`` of shape (n_samples,) or (n_samples, p) or None,
+        ``feature_names`` of length n_features (the CSV header's, the ``.npz``/``.mat``
+        file's ``feature_names``) or None.
 
     Raises
     ------
@@ -428,7 +461,7 @@ def load_file(path: str | os.PathLike, label_column: int | str | None = None,
         raise DatasetError(f"label_column applies to .csv files only ({path}); .npz/.mat "
                            f"files name their labels {', '.join(_LABEL_KEYS)}")
     if suffix == ".csv":
-        X, y, Z = _load_csv(path, label_column, nuisance)
+        X, y, Z, names = _load_csv(path, label_column, nuisance)
         X, y = _orient(X, y, source)
     else:
         contents = _load_npz(path, nuisance) if suffix == ".npz" else _load_mat(path)
@@ -438,6 +471,7 @@ def load_file(path: str | os.PathLike, label_column: int | str | None = None,
         y = _as_labels(contents[label_keys[0]]) if label_keys else None
         X, y = _orient(X, y, source)
         _check_values(X, y, source, key)
+        names = _feature_names(contents, X.shape[1], source)
         Z = None if nuisance is None else _archive_nuisance(contents, nuisance, source)
         if Z is not None and suffix == ".mat":
             Z = _labels_where_whole(Z)
@@ -445,4 +479,4 @@ def load_file(path: str | os.PathLike, label_column: int | str | None = None,
         raise DatasetError(f"{source}: {X.shape[0]} samples but the nuisance variables "
                            f"have {Z.shape[0]} rows")
     _check_classes(y, source)
-    return Dataset(name=path.stem, X=X, y=y, source=source, nuisance=Z)
+    return Dataset(name=path.stem, X=X, y=y, source=source, nuisance=Z, feature_names=names)

@@ -52,11 +52,22 @@ def _columns(Z) -> list:
                      f"n_variables), got an array of shape {Z.shape}")
 
 
+def _is_missing(value) -> bool:
+    """None, a float NaN, or a missing-value singleton of pandas (``pd.NA``, ``pd.NaT``):
+    compared with itself, the last two answer NA/False rather than True."""
+    if value is None or (isinstance(value, float) and value != value):
+        return True
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
 def _code_column(column: np.ndarray, j: int) -> np.ndarray:
     kind = column.dtype.kind
     if kind in CATEGORICAL_KINDS:
-        if kind == "O" and any(v is None or (isinstance(v, float) and v != v) for v in column):
-            raise ValueError(f"nuisance column {j} has missing values (None or NaN)")
+        missing = [i for i, v in enumerate(column) if kind == "O" and _is_missing(v)]
+        if missing:
+            raise ValueError(f"nuisance column {j} has missing values (None, NaN, pandas' "
+                             f"NA or NaT) at sample {missing[0]} (0-based; {len(missing)} "
+                             "in all): give every sample a level, or drop those samples")
         try:
             levels, codes, counts = np.unique(column, return_inverse=True,
                                               return_counts=True)

@@ -9,6 +9,9 @@ Measurements behind the thresholds below: docs/PERFORMANCE.md, "Neighbour search
 
 from __future__ import annotations
 
+import contextlib
+import logging
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
@@ -91,6 +94,18 @@ def without_self(found: np.ndarray) -> np.ndarray:
     return found[keep].reshape(n, c - 1)
 
 
+@contextlib.contextmanager
+def _quiet_logger(name: str):
+    """Records of logger ``name`` below WARNING are dropped while the block runs."""
+    log = logging.getLogger(name)
+    level = log.level
+    log.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
 def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
     """Approximate kNN by an HNSW index (faiss), built and searched on one thread.
 
@@ -99,9 +114,11 @@ def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
     from); its n_candidates + 1 results per point seed :func:`refine_neighbors`.
     """
     # imported here: only large fits without a warm start need it (an optional extra)
-    faiss = require("faiss", "faiss", f"a fresh neighbour search beyond n = {FRESH_EXACT_N} "
-                    f"samples (neighbor_algorithm='auto' on points of more than {TREE_DIMS} "
-                    f"dimensions, beyond {TREE_N:,} on fewer; 'exact' does without)")
+    with _quiet_logger("faiss.loader"):  # its INFO lines list the CPU builds it tried
+        faiss = require("faiss", "faiss", f"a fresh neighbour search beyond n = "
+                        f"{FRESH_EXACT_N} samples (neighbor_algorithm='auto' on points of more "
+                        f"than {TREE_DIMS} dimensions, beyond {TREE_N:,} on fewer; 'exact' "
+                        "does without)")
 
     dim = Y.shape[1]
     data = np.ascontiguousarray(Y, dtype=np.float32)

@@ -16,6 +16,7 @@ from .problem import SimplexQP
 def qp_solvers() -> list[str]:
     """The installed cvxpy solvers that take the mu QP: QP solvers and conic solvers
     with second-order cones (an LP solver such as SCIPY would fail at every solve)."""
+    require("cvxpy", "cvxpy", "qp='cvxpy'")  # one line naming the extra, not a traceback
     from cvxpy.constraints import SOC
     from cvxpy.reductions.solvers import defines
 
