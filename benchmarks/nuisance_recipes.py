@@ -34,7 +34,14 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from causal_shift import run_job, run_tasks  # noqa: E402
-from nuisance_shift import ORACLE, _ood_acc, collect, oracle_job, sweep_params  # noqa: E402
+from nuisance_shift import (  # noqa: E402
+    HELD_OUT,
+    ORACLE,
+    _ood_acc,
+    collect,
+    oracle_job,
+    sweep_params,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ("screening", "per_level", "location_scale")
@@ -59,18 +66,23 @@ def is_context(row: str) -> bool:
     return row.startswith("CAUSE-FS") and row != "CAUSE-FS-I"
 
 
-def jobs(regimes: list, seeds: list, store: Path, without_z=()) -> list:
-    """Seed-major: a run stopped early has every regime's comparison for its seeds."""
+def cells(regimes: list, seeds: list, held_out: bool) -> list:
+    """Dataset overrides of every (seed, regime), seed-major (a run stopped early has
+    every regime's comparison for its seeds); the held-out family after the regimes."""
+    out = [[f"dataset={regime}", f"dataset.seed={seed}"] for seed in seeds for regime in regimes]
+    return out + ([["dataset=shifted_environments", f"dataset.seed={seed}", *overrides]
+                   for seed in seeds for overrides in HELD_OUT.values()] if held_out else [])
+
+
+def jobs(regimes: list, seeds: list, store: Path, without_z=(), held_out=False) -> list:
     context = [(["method=causefs", f"schedule={s}"], without_z_row(s), False)
                for s in without_z if s != "ablation_I"]
     tasks = []
-    for seed in seeds:
-        for regime in regimes:
-            cell = [f"dataset={regime}", f"dataset.seed={seed}"]
-            for overrides, _, with_z in METHODS + context:
-                z = [] if with_z else ["dataset.nuisance=null"]
-                tasks.append((run_job, ([*cell, *overrides, *z], store, "nuisance")))
-            tasks.append((oracle_job, (cell, store)))
+    for cell in cells(regimes, seeds, held_out):
+        for overrides, _, with_z in METHODS + context:
+            z = [] if with_z else ["dataset.nuisance=null"]
+            tasks.append((run_job, ([*cell, *overrides, *z], store, "nuisance")))
+        tasks.append((oracle_job, (cell, store)))
     return tasks
 
 
@@ -140,11 +152,15 @@ def main():
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--without-z", nargs="*", default=[],
                         help="CAUSE-FS schedules to run without Z as context rows")
+    parser.add_argument("--held-out", action="store_true",
+                        help="also the held-out family (nuisance_shift.HELD_OUT)")
     parser.add_argument("--report-only", action="store_true")
     args = parser.parse_args()
     if not args.report_only:
-        run_tasks(jobs(args.regimes, args.seeds, args.store, args.without_z), args.workers)
-    print(report(args.store, args.regimes, args.without_z))
+        run_tasks(jobs(args.regimes, args.seeds, args.store, args.without_z, args.held_out),
+                  args.workers)
+    regimes = args.regimes + (list(HELD_OUT) if args.held_out else [])
+    print(report(args.store, regimes, args.without_z))
 
 
 if __name__ == "__main__":
