@@ -3,6 +3,8 @@
     python benchmarks/nuisance_recipes.py                       # run what is missing, report
     python benchmarks/nuisance_recipes.py --regimes shifted_environments --seeds 0 1
     python benchmarks/nuisance_recipes.py --report-only         # the tables from the store
+    python benchmarks/nuisance_recipes.py --report-only --held-out --without-z full \
+        ablation_I ablation_II paper --write-results docs/RESULTS.md
 
 Per regime of ``conf/experiment/nuisance.yaml`` (and seed): the default with Z
 (``schedule=auto`` given Z), the three recipes (``screening``, ``per_level``,
@@ -33,7 +35,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from causal_shift import run_job, run_tasks  # noqa: E402
+from causal_shift import run_job, run_tasks, write_results  # noqa: E402
 from nuisance_shift import (  # noqa: E402
     HELD_OUT,
     ORACLE,
@@ -44,6 +46,7 @@ from nuisance_shift import (  # noqa: E402
 )
 
 ROOT = Path(__file__).resolve().parents[1]
+BEGIN, END = "<!-- nuisance-recipes:begin -->", "<!-- nuisance-recipes:end -->"
 RECIPES = ("screening", "per_level", "location_scale")
 #: (overrides, row name) of every compared method; "Z" marks those given Z
 METHODS = ([(["method=causefs", "schedule=auto"], "default with Z", True)]
@@ -155,12 +158,17 @@ def main():
     parser.add_argument("--held-out", action="store_true",
                         help="also the held-out family (nuisance_shift.HELD_OUT)")
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--write-results", type=Path, default=None,
+                        help="rewrite this file's nuisance-recipes section (docs/RESULTS.md)")
     args = parser.parse_args()
     if not args.report_only:
         run_tasks(jobs(args.regimes, args.seeds, args.store, args.without_z, args.held_out),
                   args.workers)
     regimes = args.regimes + (list(HELD_OUT) if args.held_out else [])
-    print(report(args.store, regimes, args.without_z))
+    text = report(args.store, regimes, args.without_z)
+    print(text)
+    if args.write_results:
+        write_results(text, args.write_results, BEGIN, END)
 
 
 if __name__ == "__main__":
