@@ -51,7 +51,7 @@ FIT_SETTINGS = ("n_clusters", "n_features_to_select", "n_neighbors", "sample_wei
                 "schedule", "kernel", "max_iter", "structure_iter", "preprocessing",
                 "treatment", "mmd_normalization", "balance_form", "memory_limit", "trace",
                 "check", "random_state", "verbose", "stability_subsamples",
-                "max_correlation")
+                "max_correlation", "cluster_screen")
 
 #: the three kinds of part a schedule names, by their base class
 _KINDS = {"block": Block, "term": Term, "stopping_rule": StoppingRule}

@@ -23,7 +23,7 @@ from .model.nuisance_coding import NuisanceWarning, code_nuisance
 from .model.settings import DEFAULTS, Settings, setting_names
 from .numerics.correlation import decorrelated_order
 from .numerics.given_neighbors import check_neighbors
-from .numerics.nuisance_effects import variance_share
+from .numerics.nuisance_effects import cluster_evidence, variance_share
 from .numerics.scaling import constant_features, scale_features
 from .numerics.threads import fit_threads
 
@@ -171,6 +171,19 @@ class CauseFS(SelectorMixin, BaseEstimator):
         ones; :func:`causefs.numerics.correlation.decorrelated_order`). None ranks by
         score alone. If fewer features pass than are selected, the passed-over ones
         fill the rest by score.
+    cluster_screen : float in (0, 1] or None, default=0.01
+        In a fit that adjusts for nuisance variables Z: features whose mean does not
+        differ between the clusters the fit finds, beyond what Z explains, rank after
+        every feature whose mean does (``carries_clusters_``). The clusters are found by
+        k-means with a shift per value of Z (8 starts) on the ``4 * n_clusters``
+        features of highest score; every feature gets the partial F test of the cluster
+        indicators beside Z, at family-wise level ``cluster_screen`` (Bonferroni: each
+        at ``cluster_screen / n_features``). A feature only Z explains (a batch
+        effect) or nothing does (noise) is then never selected before one that carries
+        the clusters, which the adjustment alone does not ensure when a strong nuisance
+        steers the first iterations (docs/MODEL.md, "Known nuisance variables").
+        Assumes the clusters on the selected features are the structure sought. None
+        ranks by score alone; ignored without Z.
     treatment : {"median", "mean"}, default="median"
         Split of each feature into treated and control samples.
     mmd_normalization : {"group", "paper"}, default="group"
@@ -227,7 +240,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
     scores_ : ndarray of shape (n_features,)
         ``||W_f||_2``; 0 for constant features.
     ranking_ : ndarray of shape (n_features,)
-        Rank of every feature, 1 = highest score (ties broken by index; with
+        Rank of every feature, 1 = highest score (ties broken by index; features
+        with ``carries_clusters_`` False after all others; with
         ``max_correlation`` the decorrelated order of the first
         ``n_features_to_select``), as in
         :class:`~sklearn.feature_selection.RFE`; ``np.argsort(ranking_)`` lists the
@@ -260,6 +274,13 @@ class CauseFS(SelectorMixin, BaseEstimator):
         The same share in the data the model fitted, after the fit's adjustment
         (``X - Z Theta``; equal to ``nuisance_share_`` for a schedule that does not
         adjust the data); None without nuisance variables.
+    carries_clusters_ : ndarray of shape (n_features,), bool, or None
+        Whether each feature's mean differs between the clusters the fit found given Z,
+        beyond what Z explains (partial F test at 0.01 / n_features; the
+        ``nuisance_effect`` block, docs/MODEL.md); the others rank last: a feature that
+        only Z explains, or nothing does, is not selected before one that carries the
+        clusters. False for constant features; None for a schedule that does not find
+        clusters (every schedule without Z).
     nuisance_effect_ : ndarray of shape (q, n_features) or None
         The effect of the coded nuisance variables on every (scaled) feature that the fit
         removed (``Theta``, docs/MODEL.md), 0 for constant features; None for a fit
@@ -313,7 +334,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
                  tol=DEFAULTS.tol, patience=DEFAULTS.patience,
                  structure_iter=DEFAULTS.structure_iter, preprocessing=DEFAULTS.preprocessing,
                  max_granularity=DEFAULTS.max_granularity,
-                 max_correlation=DEFAULTS.max_correlation, treatment=DEFAULTS.treatment,
+                 max_correlation=DEFAULTS.max_correlation,
+                 cluster_screen=DEFAULTS.cluster_screen, treatment=DEFAULTS.treatment,
                  mmd_normalization=DEFAULTS.mmd_normalization,
                  neighbor_algorithm=DEFAULTS.neighbor_algorithm,
                  balance_form=DEFAULTS.balance_form, memory_limit=DEFAULTS.memory_limit,
@@ -403,6 +425,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
             result = run_cause_fs(X_active, parts, seed=seed, callback=callback, Z=Z,
                                   neighbors=neighbors)
         self._store(result, active, X.shape[1], n_selected)
+        self._screen_unclustered(result.state, parts, active, n_selected, seed)
         if settings.max_correlation is not None:
             self._decorrelate(X_active, active, n_selected, settings.max_correlation)
         self.schedule_ = parts.schedule.name
@@ -455,10 +478,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.W_ = np.zeros((d, state.W.shape[1]))
         self.W_[active] = state.W
         self.scores_ = np.linalg.norm(self.W_, axis=1)
-        order = np.argsort(-self.scores_, kind="stable")
-        self.ranking_ = np.empty(d, dtype=np.int64)
-        self.ranking_[order] = np.arange(1, d + 1)
-        self.support_ = self.ranking_ <= n_selected
+        self._rank(np.zeros(d, dtype=bool), n_selected)
         self.sample_weight_ = state.mu.copy()
         self.nuisance_effect_ = None
         if state.Theta is not None:
@@ -477,6 +497,28 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.converged_ = result.converged
         self.stop_reason_ = result.stop_reason
         self.structure_frozen_at_ = result.structure_frozen_at
+
+    def _rank(self, last: np.ndarray, n_selected: int) -> None:
+        """``ranking_`` and ``support_`` by score, the features flagged ``last`` after
+        all others (ties by index)."""
+        order = np.lexsort((-self.scores_, last))
+        self.ranking_ = np.empty(order.size, dtype=np.int64)
+        self.ranking_[order] = np.arange(1, order.size + 1)
+        self.support_ = self.ranking_ <= n_selected
+
+    def _screen_unclustered(self, state, parts, active, n_selected, seed) -> None:
+        """``carries_clusters_``, and the features without the clusters ranked last
+        (``cluster_screen``; fits that adjust for Z only)."""
+        self.carries_clusters_ = None
+        alpha = parts.settings.cluster_screen
+        if alpha is None or state.problem.Z is None or not uses_nuisance(parts):
+            return
+        X, Z = state.problem.X, state.problem.Z
+        pvalues = cluster_evidence(X, Z, self.scores_[active], state.problem.n_clusters,
+                                   seed=seed)
+        self.carries_clusters_ = np.zeros(self.scores_.size, dtype=bool)
+        self.carries_clusters_[active] = pvalues < alpha / X.shape[1]
+        self._rank(~self.carries_clusters_, n_selected)
 
     def _store_nuisance_shares(self, state, Z, active, d) -> None:
         """``nuisance_share_`` and ``nuisance_share_adjusted_`` on all d features."""

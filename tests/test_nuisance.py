@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import sklearn
+from scipy.stats import f as f_distribution
 from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
 from sklearn.pipeline import make_pipeline
@@ -20,7 +21,12 @@ from causefs.estimator import NuisanceUnusedWarning
 from causefs.model.nuisance_coding import NuisanceWarning, code_nuisance
 from causefs.model.problem import Problem
 from causefs.model.treatments import treatment_coding
-from causefs.numerics.nuisance_effects import conditional_kmeans, nuisance_regression
+from causefs.numerics.nuisance_effects import (
+    cluster_evidence,
+    cluster_pvalues,
+    conditional_kmeans,
+    nuisance_regression,
+)
 
 
 # --- coding -------------------------------------------------------------------------
@@ -167,6 +173,75 @@ def test_conditional_kmeans_finds_clusters_a_strong_nuisance_hides():
     assert adjusted_rand_score(C, given) > 0.9
 
 
+def _partial_f_pvalue(x, B, labels):
+    """The textbook partial F test, from two explicit least-squares fits: x on
+    [1, indicators of B] against x on [1, indicators of B, indicators of labels]."""
+    n = x.size
+    null = np.column_stack([np.ones(n)] + [B == b for b in np.unique(B)[1:]]).astype(float)
+    full = np.column_stack([null] + [labels == c for c in np.unique(labels)[1:]]).astype(float)
+
+    def rss(design):
+        residual = x - design @ np.linalg.lstsq(design, x, rcond=None)[0]
+        return residual @ residual
+
+    df1 = np.linalg.matrix_rank(full) - np.linalg.matrix_rank(null)
+    df2 = n - np.linalg.matrix_rank(full)
+    F = ((rss(null) - rss(full)) / df1) / (rss(full) / df2)
+    return f_distribution.sf(F, df1, df2)
+
+
+def test_cluster_pvalues_are_the_partial_f_test_beside_z():
+    rng = np.random.default_rng(6)
+    n = 120
+    labels, B = rng.integers(0, 3, n), rng.integers(0, 3, n)
+    X = rng.standard_normal((n, 5))
+    X[:, 0] += 0.8 * labels          # carries the clusters
+    X[:, 1] += 2.0 * (B == 2)        # only Z explains it
+    X[:, 2] += 0.4 * labels + B      # both
+    expected = [_partial_f_pvalue(X[:, j], B, labels) for j in range(5)]
+    assert np.allclose(cluster_pvalues(X, code_nuisance(B, n), labels), expected, rtol=1e-8)
+    # without Z: the one-way ANOVA F test
+    assert np.allclose(cluster_pvalues(X, np.zeros((n, 0)), labels),
+                       [_partial_f_pvalue(X[:, j], np.zeros(n), labels) for j in range(5)])
+
+
+def test_cluster_pvalues_without_evidence_are_one():
+    rng = np.random.default_rng(7)
+    n = 30
+    X = np.column_stack([rng.standard_normal(n), np.full(n, 3.0)])
+    B = rng.integers(0, 2, n)
+    assert cluster_pvalues(X, code_nuisance(B, n), np.zeros(n, dtype=int)).tolist() == [1, 1]
+    # clusters that are the levels of Z add nothing beside Z
+    assert np.all(cluster_pvalues(X, code_nuisance(B, n), B) == 1.0)
+
+
+def test_cluster_evidence_tests_the_clustered_features_against_clusters_without_them():
+    rng = np.random.default_rng(8)
+    n, h = 90, 3
+    C, B = rng.integers(0, h, n), rng.integers(0, 2, n)
+    X = rng.standard_normal((n, 8))
+    X[:, :3] += 1.5 * np.eye(h)[C]
+    X[:, 5] += 2.0 * B
+    Z = code_nuisance(B, n)
+    scores = np.array([8, 7, 6, 5, 0, 4, 0, 0.0])  # top * h = 6: columns 0, 1, 2, 3, 5, 4
+    chosen = [0, 1, 2, 3, 5, 4]
+    got = cluster_evidence(X, Z, scores, h, top=2, n_init=4, seed=0)
+    labels = conditional_kmeans(X[:, chosen], Z, h, n_init=4, seed=0)
+    # by hand: the shift of Z beside the cluster indicators by least squares, the centres
+    # of the shifted data, every sample to the nearest centre without one column
+    design = np.column_stack([np.ones(n), *(labels == c for c in range(1, h)), Z])
+    coef = np.linalg.lstsq(design, X[:, chosen], rcond=None)[0]
+    shifted = X[:, chosen] - Z @ coef[h:]
+    centres = np.array([shifted[labels == c].mean(axis=0) for c in range(h)])
+    expected = cluster_pvalues(X, Z, labels)
+    for j, feature in enumerate(chosen):
+        others = [i for i in range(len(chosen)) if i != j]
+        distance = [[np.sum((shifted[i, others] - centres[c, others]) ** 2) for c in range(h)]
+                    for i in range(n)]
+        expected[feature] = _partial_f_pvalue(X[:, feature], B, np.argmin(distance, axis=1))
+    assert np.allclose(got, expected, rtol=1e-8, atol=1e-300)
+
+
 # --- blocks and the estimator -------------------------------------------------------
 
 def test_centring_block_removes_the_environment_means():
@@ -222,6 +297,39 @@ def test_adjusting_for_z_recovers_the_causal_features(shifted):
                                                                                  nuisance=Z)
         top[name] = np.isin(np.flatnonzero(est.support_), shifted.causal).mean()
     assert top["without"] <= 0.75 and top["with"] == 1.0
+
+
+def test_features_without_the_clusters_rank_after_those_with_them():
+    """A strong nuisance block (separation 3): the adjusted fit alone ranks noise
+    features among the 8 causal ones (recorded on this instance: 5 of 8 causal in its
+    top 8 by score); the features that carry the clusters beside Z rank first."""
+    data = make_shifted_clusters(n_train=600, n_test=10, n_groups=3, n_spurious=18,
+                                 separation=2.0, spurious_separation=3.0,
+                                 train_bias=[0.9, 0.6, 0.3], seed=3)
+    est = CauseFS(n_clusters=4, n_features_to_select=8, random_state=3).fit(
+        data.X, nuisance=data.environment)
+    carries = est.carries_clusters_
+    assert set(np.flatnonzero(carries)) == set(data.causal)
+    assert est.ranking_[carries].max() < est.ranking_[~carries].min()
+    assert set(np.flatnonzero(est.support_)) == set(data.causal)
+    # within each part, by score; the scores are the fit's own
+    for part in (carries, ~carries):
+        order = np.flatnonzero(part)[np.argsort(est.ranking_[part])]
+        assert np.all(np.diff(est.scores_[order]) <= 0)
+    plain = CauseFS(n_clusters=4, n_features_to_select=8, random_state=3,
+                    cluster_screen=None).fit(data.X, nuisance=data.environment)
+    assert np.array_equal(plain.scores_, est.scores_) and plain.carries_clusters_ is None
+    assert np.array_equal(np.argsort(plain.ranking_), np.argsort(-plain.scores_, kind="stable"))
+
+
+def test_the_cluster_screen_needs_z_and_a_schedule_that_adjusts(shifted):
+    assert CauseFS(n_clusters=4, max_iter=1).fit(shifted.X).carries_clusters_ is None
+    with pytest.warns(NuisanceUnusedWarning):
+        est = CauseFS(n_clusters=4, max_iter=1, schedule="full").fit(
+            shifted.X, nuisance=shifted.environment)
+    assert est.carries_clusters_ is None
+    with pytest.raises(InvalidParameterError, match="cluster_screen"):
+        CauseFS(n_clusters=4, cluster_screen=0.0).fit(shifted.X, nuisance=shifted.environment)
 
 
 def test_unused_z_warns_and_missing_z_is_an_error(shifted):

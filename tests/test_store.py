@@ -453,6 +453,7 @@ OTHER_VALUES = {
     "qp.rtol": 1e-6, "method.max_iter": 2, "method.tol": 0.001, "method.patience": 5,
     "method.structure_iter": 1, "method.stability_subsamples": 2,
     "method.max_granularity": 3, "method.max_correlation": 0.5, "method.treatment": "mean",
+    "method.cluster_screen": 0.5,
     "method.mmd_normalization": "paper", "method.neighbor_algorithm": "exact",
     "method.balance_form": "gram", "n_clusters": 3, "n_features_to_select": 3,
     "preprocessing": "standard", "random_state": 1, "evaluation.n_runs": 3,

@@ -29,13 +29,16 @@ from .shifted import (
     biased_groups,
     make_digits_border,
     make_injected_shift,
+    make_pose_shift,
     make_shifted_clusters,
+    pose_bins,
 )
 from .synthetic import make_causal
 
 #: datasets made by a generator, by name: its keyword arguments are the dataset's options
 GENERATORS = {"synthetic": make_causal, "shifted_clusters": make_shifted_clusters,
-              "digits_border": make_digits_border, "injected_shift": make_injected_shift}
+              "digits_border": make_digits_border, "injected_shift": make_injected_shift,
+              "pose_shift": make_pose_shift}
 
 #: ``nuisance=RANDOM_NUISANCE``: labels drawn independently of everything (3 levels,
 #: seed 0), to measure what adjusting for an irrelevant Z costs
@@ -49,7 +52,7 @@ __all__ = ["BENCHMARKS", "Benchmark", "CausalDataset", "Dataset", "DatasetError"
            "ShiftedDataset", "Source", "biased_groups", "data_home", "default_data_home",
            "fetch", "load_benchmark", "load_dataset", "load_digits", "load_file",
            "make_causal", "make_digits_border", "make_injected_shift",
-           "make_shifted_clusters"]
+           "make_pose_shift", "make_shifted_clusters", "pose_bins"]
 
 
 def load_digits() -> Dataset:

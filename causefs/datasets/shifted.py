@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.validation import Interval, InvalidParameterError, check_value
-from .base import CausalDataset
+from .base import CausalDataset, DatasetError
 
 
 @dataclass
@@ -304,5 +304,215 @@ def make_injected_shift(base: str = "usps", train_bias=(0.9, 0.6, 0.3),
         noise=np.array([], dtype=np.int64), environment=B, X_test=X_test, y_test=y_test,
         environment_test=B_test, train_bias=_given(train_bias, train_biases),
         test_bias=_given(test_bias, test_biases),
+        test_names=names if len(test_biases) > 1 else None,
+    )
+
+
+#: benchmarks whose file order is a pose order: the images of an object, consecutive,
+#: one full turn (so the last pose is next to the first)
+POSES_PER_OBJECT = {"coil20": 72}
+
+
+def pose_bins(labels: np.ndarray, poses_per_object: int, n_bins: int) -> np.ndarray:
+    """Every image's pose bin: its position in its object's run of ``poses_per_object``
+    consecutive rows, binned into ``n_bins`` arcs of the turn (``pose * n_bins //
+    poses_per_object``).
+
+    Raises :class:`~causefs.datasets.DatasetError` if ``labels`` are not runs of
+    ``poses_per_object`` consecutive rows per object.
+    """
+    labels = np.asarray(labels)
+    starts = np.flatnonzero(np.r_[True, labels[1:] != labels[:-1]])
+    lengths = np.diff(np.r_[starts, labels.size])
+    if np.any(lengths != poses_per_object) or np.unique(labels).size != starts.size:
+        raise DatasetError(f"the pose benchmark needs {poses_per_object} consecutive rows "
+                           f"per object; these labels run in blocks of {sorted(set(lengths))}"
+                           " rows or repeat an object")
+    return (np.arange(labels.size) % poses_per_object) * n_bins // poses_per_object
+
+
+def _rounded_counts(expected: np.ndarray, rng) -> np.ndarray:
+    """Integer counts of a row of ``expected`` counts (summing to an integer): each its
+    expectation rounded down or up, up with probability its fractional part (systematic
+    sampling of the remainders), so every count is unbiased and the sum is kept."""
+    counts = np.floor(expected).astype(int)
+    remainders = np.cumsum(expected - counts)
+    remainders[-1] = round(remainders[-1])  # the sum, exactly
+    return counts + np.diff(np.ceil(np.r_[0.0, remainders] - rng.random())).astype(int)
+
+
+def _rounded(expected: np.ndarray, rng) -> np.ndarray:
+    """:func:`_rounded_counts` of every object's row."""
+    return np.array([_rounded_counts(row, rng) for row in expected])
+
+
+def _expected_bin_counts(per_object: list, n_bins: int, bias: float) -> np.ndarray:
+    """(n_objects, n_bins): the expected number of images of every object from every
+    pose bin in one environment: the bin is ``g(C) = C % n_bins`` (``g(C + 1)`` for a
+    negative bias) with probability ``|bias|``, uniform otherwise, as
+    :func:`biased_groups`."""
+    objects = np.arange(len(per_object))
+    probabilities = np.full((objects.size, n_bins), (1 - abs(bias)) / n_bins)
+    probabilities[objects, (objects + (bias < 0)) % n_bins] += abs(bias)
+    return np.asarray(per_object, dtype=float)[:, None] * probabilities
+
+
+def _environment_counts(n: int, n_objects: int, n_bins: int, biases: tuple,
+                        per_environment: bool) -> list:
+    """Every environment's :func:`_expected_bin_counts`: ``n`` images split evenly among
+    the environments (``per_environment=False``) or ``n`` in each, and among the
+    objects."""
+    sizes = [n] * len(biases) if per_environment else _split(n, len(biases))
+    return [_expected_bin_counts(_split(size, n_objects), n_bins, bias)
+            for size, bias in zip(sizes, biases)]
+
+
+def _shortfall(expected: list, pool: np.ndarray, together: bool):
+    """The first (object, bin, most needed) whose images the ``expected`` counts, rounded
+    up, could need beyond ``pool`` (n_objects, n_bins): summed over the environments if
+    they share the pool (``together``), per environment otherwise; None if it suffices."""
+    most = [np.ceil(counts - 1e-9).astype(int) for counts in expected]
+    for need in [sum(most)] if together else most:
+        over = np.argwhere(need > pool)
+        if over.size:
+            c, j = over[0]
+            return int(c), int(j), int(need[c, j])
+    return None
+
+
+def _check_pool(name: str, n: int, biases: tuple, pool: np.ndarray, together: bool):
+    """A clear error if ``n`` images at ``biases`` could need more images of an object
+    in a pose bin than its ``pool`` holds, with the largest ``n`` that fits."""
+    n_objects, n_bins = pool.shape
+
+    def short(m):
+        return _shortfall(_environment_counts(m, n_objects, n_bins, biases, not together),
+                          pool, together)
+
+    found = short(n)
+    if found is None:
+        return
+    largest = next((m for m in range(n - 1, 0, -1) if short(m) is None), 0)
+    c, j, need = found
+    which = "training" if together else "test"
+    raise InvalidParameterError(
+        f"{name}={n}: at bias {list(biases)} object {c} needs up to {need} images of pose "
+        f"bin {j} but its {which} pool holds {pool[c, j]}; the largest {name} that fits "
+        f"is {largest} (or lower the biases, or give the {which} pool more poses with "
+        "train_share)")
+
+
+def _pose_pools(classes: np.ndarray, bins: np.ndarray, train_share: float, rng):
+    """``{(object, bin): row indices}`` of the training and of the test pool: every
+    object's images of every pose bin split at random, ``train_share`` to training."""
+    train, test = {}, {}
+    for cell in sorted(set(zip(classes.tolist(), bins.tolist()))):
+        rows = rng.permutation(np.flatnonzero((classes == cell[0]) & (bins == cell[1])))
+        cut = int(round(train_share * rows.size))
+        train[cell], test[cell] = rows[:cut], rows[cut:]
+    return train, test
+
+
+def _pool_sizes(pool: dict, n_objects: int, n_bins: int) -> np.ndarray:
+    sizes = np.zeros((n_objects, n_bins), dtype=int)
+    for (c, j), rows in pool.items():
+        sizes[c, j] = rows.size
+    return sizes
+
+
+def _draw(pool: dict, counts: np.ndarray, rng, taken: dict | None = None) -> np.ndarray:
+    """Rows with ``counts[c, j]`` images of object c in pose bin j, in random order,
+    without replacement from ``pool``: continuing where the last draw stopped when
+    ``taken`` counts what earlier draws took (environments sharing one pool), afresh
+    otherwise."""
+    rows = []
+    for (c, j), cell in pool.items():
+        if taken is None:
+            rows.append(rng.choice(cell, counts[c, j], replace=False))
+        else:
+            rows.append(cell[taken.get((c, j), 0):taken.get((c, j), 0) + counts[c, j]])
+            taken[(c, j)] = taken.get((c, j), 0) + counts[c, j]
+    return rng.permutation(np.concatenate(rows))
+
+
+def make_pose_shift(base: str = "coil20", n_bins: int = 2, train_bias=(0.9, 0.6, 0.3),
+                    test_bias=(0.0, -0.9), *, n_train: int = 400, n_test: int = 360,
+                    train_share: float = 0.5, seed: int = 0,
+                    data_home=None) -> ShiftedDataset:
+    """A real nuisance on real data: the pose of the objects of ``base`` (read from
+    ``data_home``), tied to groups of objects by which images are sampled.
+
+    COIL-20 photographs every object on a turntable at 72 poses 5 degrees apart, its rows
+    in that order (:func:`pose_bins`). The pose bin ``B`` of an image (``n_bins`` arcs
+    of the turn) is the known nuisance variable Z. Every object's images of every bin
+    are split at random (``seed``) into a training pool (``train_share`` of them) and a
+    test pool. A training environment of bias b takes, for every object C, images of
+    bin ``g(C) = C % n_bins`` with probability b and of a uniform bin otherwise (b < 0:
+    ``g(C + 1)``; the semantics of :func:`biased_groups`), so pose is tied to groups of
+    objects; the ``n_train`` images are split evenly among the training environments
+    and the objects, drawn without replacement from the training pool. Every test
+    environment takes ``n_test`` images the same way from the test pool: bias 0 is
+    balanced (B independent of C), a negative bias reverses the tie.
+
+    The count of every object and bin is its expectation rounded up or down at random
+    (unbiased), not a binomial draw: the pools are finite (18 images of an object per
+    bin at ``n_bins=2``, ``train_share=0.5``), and a binomial draw could ask for more
+    than a pool holds. Sizes that could need more raise an error naming the largest
+    that fits.
+
+    Ground truth: ``causal`` = every pixel, ``spurious`` and ``noise`` empty. Nothing is
+    injected: pose acts through the pixels themselves, so there is no causal-features-
+    only oracle and no precision@k here; out-of-distribution ACC/NMI measure it.
+
+    Only COIL-20 qualifies as ``base``: UMIST's rows run from profile to frontal for
+    some people only (docs/GUIDE_CAUSAL.md, "The pose benchmark").
+
+    Returns
+    -------
+    ShiftedDataset
+        ``X`` (n_train, 1024) and ``X_test`` (n_test * test environments, 1024);
+        ``environment`` / ``environment_test`` (pose bins) are Z.
+    """
+    from .benchmarks import load_benchmark
+
+    if base not in POSES_PER_OBJECT:
+        raise InvalidParameterError(
+            f"base={base!r}: the pose benchmark needs a benchmark whose file order is a pose "
+            f"order; only {sorted(POSES_PER_OBJECT)} is (UMIST's rows run from profile to "
+            "frontal for some people only)")
+    train_biases = _check_bias("train_bias", train_bias)
+    test_biases = _check_bias("test_bias", test_bias)
+    check_value("train_share", train_share, Interval(float, 0.05, 0.95))
+    check_value("seed", seed, Interval(int, 0))
+    data = load_benchmark(base, data_home)
+    images, labels = np.asarray(data.X, dtype=float), np.asarray(data.y)
+    _, classes = np.unique(labels, return_inverse=True)
+    n_objects = int(classes.max()) + 1
+    # B coarsens the objects (a bin per group of objects), and every bin holds 2 poses
+    check_value("n_bins", n_bins, Interval(int, 2, min(n_objects - 1,
+                                                        POSES_PER_OBJECT[base] // 2)))
+    check_value("n_train", n_train, Interval(int, n_objects))
+    check_value("n_test", n_test, Interval(int, n_objects))
+    rng = np.random.default_rng(seed)
+    bins = pose_bins(labels, POSES_PER_OBJECT[base], n_bins)
+    train_pool, test_pool = _pose_pools(classes, bins, train_share, rng)
+    _check_pool("n_train", n_train, train_biases,
+                _pool_sizes(train_pool, n_objects, n_bins), together=True)
+    _check_pool("n_test", n_test, test_biases,
+                _pool_sizes(test_pool, n_objects, n_bins), together=False)
+    taken = {}
+    train = [_draw(train_pool, _rounded(expected, rng), rng, taken) for expected in
+             _environment_counts(n_train, n_objects, n_bins, train_biases, False)]
+    test = [_draw(test_pool, _rounded(expected, rng), rng) for expected in
+            _environment_counts(n_test, n_objects, n_bins, test_biases, True)]
+    tr, te = np.concatenate(train), np.concatenate(test)
+    names = np.concatenate([[f"{bias:g}"] * rows.size for rows, bias in zip(test, test_biases)])
+    return ShiftedDataset(
+        name=f"{data.name}_poses", X=images[tr], y=labels[tr],
+        source=f"causefs.datasets.make_pose_shift({base!r}, n_bins={n_bins}, seed={seed})",
+        image_shape=data.image_shape, causal=np.arange(images.shape[1]),
+        spurious=np.array([], dtype=np.int64), noise=np.array([], dtype=np.int64),
+        environment=bins[tr], X_test=images[te], y_test=labels[te], environment_test=bins[te],
+        train_bias=_given(train_bias, train_biases), test_bias=_given(test_bias, test_biases),
         test_names=names if len(test_biases) > 1 else None,
     )

@@ -85,6 +85,8 @@ class Settings:
     max_granularity: int = setting(10, Interval(int, 1))
     max_correlation: float | None = setting(None, NONE, Interval(float, 0, 1,
                                                                  closed="neither"))
+    cluster_screen: float | None = setting(0.01, NONE, Interval(float, 0, 1,
+                                                                closed="right"))
     treatment: str = setting("median", Options(TREATMENT_RULES))
     mmd_normalization: str = setting("group", Options(MMD_NORMALIZATIONS))
     neighbor_algorithm: str = setting("auto", Options(NEIGHBOR_ALGORITHMS))

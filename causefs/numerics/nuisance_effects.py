@@ -82,17 +82,23 @@ def nuisance_regression(X: np.ndarray, Z: np.ndarray, design: np.ndarray | None 
     return Theta
 
 
+def _shifted_centres(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, k: int):
+    """X less the environment shifts given ``labels``, the cluster centres of that, and
+    the cluster sizes."""
+    onehot = np.zeros((X.shape[0], k))
+    onehot[np.arange(X.shape[0]), labels] = 1.0
+    shifted = X - Z @ nuisance_regression(X, Z, onehot[:, 1:], shrink=False)
+    counts = onehot.sum(axis=0)
+    return shifted, (onehot.T @ shifted) / np.maximum(counts, 1.0)[:, None], counts
+
+
 def _lloyd(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, k: int, max_iter: int):
     """Alternate cluster centres with environment shifts and assignments from ``labels``;
     returns (within sum of squares, labels)."""
     n = X.shape[0]
     inertia = np.inf
     for _ in range(max_iter):
-        onehot = np.zeros((n, k))
-        onehot[np.arange(n), labels] = 1.0
-        shifted = X - Z @ nuisance_regression(X, Z, onehot[:, 1:], shrink=False)
-        counts = onehot.sum(axis=0)
-        centres = (onehot.T @ shifted) / np.maximum(counts, 1.0)[:, None]
+        shifted, centres, counts = _shifted_centres(X, Z, labels, k)
         distances = (np.einsum("ij,ij->i", shifted, shifted)[:, None]
                      - 2.0 * shifted @ centres.T + np.einsum("ij,ij->i", centres, centres))
         distances[:, counts == 0] = np.inf  # an emptied cluster stays empty
@@ -128,6 +134,44 @@ def conditional_kmeans(X: np.ndarray, Z: np.ndarray, n_clusters: int, *, n_init:
     return best[1]
 
 
+def clusters_of_top_features(X: np.ndarray, Z: np.ndarray, scores: np.ndarray,
+                             n_clusters: int, *, top: int = 4, n_init: int = 4,
+                             seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Cluster labels (n,) of :func:`conditional_kmeans` on the ``top * n_clusters``
+    features of largest ``scores`` (the features a fit currently selects: sharper
+    clusters than all features give), and those features' indices."""
+    m = min(X.shape[1], top * n_clusters)
+    chosen = np.argsort(-np.asarray(scores), kind="stable")[:m]
+    return conditional_kmeans(X[:, chosen], Z, n_clusters, n_init=n_init, seed=seed), chosen
+
+
+def cluster_evidence(X: np.ndarray, Z: np.ndarray, scores: np.ndarray, n_clusters: int, *,
+                     top: int = 4, n_init: int = 8, seed: int = 0) -> np.ndarray:
+    """p-values (d,) of every feature carrying the clusters of the top features, beside Z.
+
+    The clusters: :func:`clusters_of_top_features`; every feature's p-value:
+    :func:`cluster_pvalues`. A feature among those the clusters were found on is tested
+    against the clusters it did not help define: every sample reassigned to the nearest
+    centre with that feature's column left out (one assignment step of the same model).
+    Without that, a noise feature among them looks as if it carried the clusters (they
+    were fitted to it, a selection bias).
+    """
+    labels, chosen = clusters_of_top_features(X, Z, scores, n_clusters, top=top,
+                                              n_init=n_init, seed=seed)
+    pvalues = cluster_pvalues(X, Z, labels)
+    shifted, centres, counts = _shifted_centres(X[:, chosen], Z, labels, n_clusters)
+
+    def squared_distances(j):  # (n, k): sample to centre along column j
+        return (shifted[:, j, None] - centres[None, :, j]) ** 2
+
+    total = sum(squared_distances(j) for j in range(chosen.size))  # O(n k) memory
+    total[:, counts == 0] = np.inf  # an emptied cluster stays empty
+    for j, feature in enumerate(chosen):  # chosen[j] is column j of shifted
+        without = (total - squared_distances(j)).argmin(axis=1)
+        pvalues[feature] = cluster_pvalues(X[:, [feature]], Z, without)[0]
+    return pvalues
+
+
 def variance_share(X, Z: np.ndarray) -> np.ndarray:
     """The share of every feature's variance that Z explains, R^2 of X's columns on Z.
 
@@ -156,3 +200,51 @@ def variance_share(X, Z: np.ndarray) -> np.ndarray:
     scale = np.maximum(squares, np.finfo(float).tiny)
     varies = total > RANK_RTOL * scale
     return np.where(varies, np.clip(explained / np.where(varies, total, 1.0), 0.0, 1.0), 0.0)
+
+
+def cluster_pvalues(X: np.ndarray, Z: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """p-values of the partial F test of the clusters for every feature, beside Z.
+
+    For feature f: the residual sums of squares of the least-squares fits of ``x_f`` on
+    ``[1, Z]`` (``rss0``) and on ``[1, Z, cluster indicators]`` (``rss1``);
+    ``F = ((rss0 - rss1) / df1) / (rss1 / df2)`` with ``df1`` the rank the indicators
+    add and ``df2 = n - rank[1, Z, indicators]``, and the p-value of F under the F
+    distribution. A small p-value: the feature's mean differs between the clusters
+    beyond what Z explains (it carries the clusters); a pure nuisance feature or a noise
+    feature has F of about 1.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    Z : ndarray of shape (n, q)
+        Coded nuisance variables (q may be 0).
+    labels : ndarray of shape (n,)
+        Cluster labels.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+        In [0, 1]; 1 for a feature the clusters explain nothing of (also a constant
+        feature, and every feature when the indicators add no rank or no residual
+        degree of freedom is left: no evidence).
+    """
+    from scipy.stats import f as f_distribution
+
+    n, d = X.shape
+    _, coded = np.unique(labels, return_inverse=True)
+    indicators = (coded[:, None] == np.arange(1, coded.max() + 1)).astype(float)
+    null = _orthonormal_design(Z if Z.shape[1] else None, n)
+    full = _orthonormal_design(np.column_stack([Z, indicators]), n)
+    df1, df2 = full.shape[1] - null.shape[1], n - full.shape[1]
+    if df1 <= 0 or df2 <= 0:
+        return np.ones(d)
+    Xr = X - null @ (null.T @ X)  # residuals of [1, Z]
+    rss0 = np.einsum("ij,ij->j", Xr, Xr)
+    added = full.T @ Xr  # what the indicators add, in the full basis (null part is 0)
+    rss1 = np.maximum(rss0 - np.einsum("ij,ij->j", added, added), 0.0)
+    explained = rss0 - rss1
+    scale = np.maximum(rss0, np.finfo(float).tiny)
+    varies = rss0 > RANK_RTOL * np.maximum(np.einsum("ij,ij->j", X, X), np.finfo(float).tiny)
+    # rss1 = 0 with a varying feature: the clusters explain it exactly (p = 0)
+    F = np.divide(explained / df1, rss1 / df2, out=np.full(d, np.inf), where=rss1 > 1e-12 * scale)
+    return np.where(varies, f_distribution.sf(F, df1, df2), 1.0)

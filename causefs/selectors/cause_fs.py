@@ -122,9 +122,11 @@ class CauseFSSelector(Selector):
     def score(self, X, *, n_clusters, n_features_to_select, random_state=0, nuisance=None):
         self.estimator_ = self._estimator(n_clusters, min(n_features_to_select, X.shape[1]),
                                           random_state).fit(X, nuisance=nuisance)
-        if self.estimator_.settings_.max_correlation is None:
+        if (self.estimator_.settings_.max_correlation is None
+                and self.estimator_.carries_clusters_ is None):
             return self.estimator_.scores_
-        # the decorrelated order is not the scores' order: scores that give it
+        # the decorrelated order, or features without the clusters last, is not the
+        # scores' order: scores that give it
         return (X.shape[1] - self.estimator_.ranking_).astype(float)
 
     def details(self) -> dict:
@@ -139,6 +141,7 @@ class CauseFSSelector(Selector):
                 "selection_frequency": listed(est.selection_frequency_),
                 "nuisance_share": listed(est.nuisance_share_),
                 "nuisance_share_adjusted": listed(est.nuisance_share_adjusted_),
+                "carries_clusters": listed(est.carries_clusters_),
                 "terms": [{key: _written(value) for key, value in term.items()}
                           for term in est.terms_],
                 "objective_history": est.objective_history_.tolist(),

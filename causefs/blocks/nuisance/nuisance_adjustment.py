@@ -11,7 +11,7 @@ import numpy as np
 
 from ...core.parts import Cost
 from ...core.state import State
-from ...numerics.nuisance_effects import conditional_kmeans, nuisance_regression
+from ...numerics.nuisance_effects import clusters_of_top_features, nuisance_regression
 from ..base import Block
 
 
@@ -98,9 +98,8 @@ class NuisanceEffectBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        m = min(p.n_features, self.top * p.n_clusters)
-        top = np.argsort(-np.einsum("ij,ij->i", state.W, state.W), kind="stable")[:m]
-        labels = conditional_kmeans(p.X[:, top], p.Z, p.n_clusters, n_init=self.n_init,
-                                    seed=self.seed)
+        labels, _ = clusters_of_top_features(
+            p.X, p.Z, np.einsum("ij,ij->i", state.W, state.W), p.n_clusters, top=self.top,
+            n_init=self.n_init, seed=self.seed)
         design = (labels[:, None] == np.arange(1, p.n_clusters)).astype(float)
         return state.replace(Theta=nuisance_regression(p.X, p.Z, design))
