@@ -11,6 +11,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from causefs import CauseFS, CollapseWarning, causefs_scores
 from causefs.plugins import available
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 FAST = dict(n_clusters=3, n_neighbors=3, max_iter=3, random_state=0)
 
 # these checks set n_clusters=1, which CauseFS rejects by design (an embedding needs

@@ -23,6 +23,8 @@ from causefs.datasets import (
 )
 from causefs.selectors import Selector, accepts_nuisance, make_selector
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 register_configs()
 
 

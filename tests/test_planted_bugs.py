@@ -150,3 +150,70 @@ def test_selection_stable_checks_its_settings_by_name():
     rule = SelectionStable(n_selected=4, patience=3)
     assert rule.reason == "top-4 features unchanged for 3 iterations"
     assert SelectionStable().patience == 3 and SelectionStable().n_selected is None
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_nuisance_balance_weights_minimize_the_documented_objective():
+    """The weights of ``nuisance_balance_weights`` minimize, over mean-one w >= 0,
+    sum_r MMD_r(w) / sum_r MMD_r(1) + penalty * mean((w - 1)^2) (the block's docstring),
+    written here for the linear kernel: MMD_r(w) = ||sum_i w_i a_ri z_i||^2, so the sum
+    over treatments is w' [(Z Z') * (A A')] w, with the group coding of the median split
+    and Z the centred indicator of the batch; minimized independently by SLSQP."""
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(3)
+    n, d = 40, 5
+    batch = np.arange(n) % 2
+    X = rng.normal(size=(n, d)) + 0.8 * batch[:, None] * (np.arange(d) < 3)
+    fit = CauseFS(n_clusters=2, n_features_to_select=2, schedule="nuisance_balanced",
+                  kernel="linear", max_iter=1, random_state=0).fit(X, nuisance=batch)
+    w = fit.sample_weight_ * n / fit.sample_weight_.sum()
+
+    E = X > np.median(X, axis=0)
+    A = E / E.sum(axis=0) - ~E / (~E).sum(axis=0)
+    z = (batch == 1) - np.mean(batch == 1)
+    H = np.outer(z, z) * (A @ A.T)
+    ones = np.ones(n)
+
+    def objective(v):
+        return v @ H @ v / (ones @ H @ ones) + 0.1 * np.mean((v - 1.0) ** 2)
+
+    best = minimize(objective, ones, jac=lambda v: 2 * H @ v / (ones @ H @ ones)
+                    + 0.2 * (v - 1.0) / n, bounds=[(0, None)] * n, method="SLSQP",
+                    constraints=[{"type": "eq", "fun": lambda v: v.sum() - n}],
+                    options={"ftol": 1e-12, "maxiter": 500})
+    assert best.success and objective(best.x) < 0.9 * objective(ones)
+    assert objective(w) == pytest.approx(objective(best.x), rel=1e-3, abs=1e-6)
+
+
+def test_nuisance_effect_is_estimated_on_the_clusters_of_the_selected_features():
+    """``nuisance_effect`` finds the clusters on the features of largest ||W_f||: with
+    Z tied to the clusters (80 %), the clusters explain the cluster features' association
+    with Z, so their effect is about 0 and the batch feature's its within-cluster shift,
+    as the least-squares fit on the true clusters written here gives. Clusters found on
+    other features would leave the tie to Z (an effect near the cluster separation)."""
+    from causefs.blocks.nuisance.nuisance_adjustment import NuisanceEffectBlock
+    from causefs.core.state import State
+    from causefs.model.nuisance_coding import code_nuisance
+    from causefs.model.problem import Problem
+    from causefs.model.treatments import treatment_coding
+
+    rng = np.random.default_rng(0)
+    n, d = 200, 80
+    clusters = np.arange(n) % 2
+    batch = np.where(rng.random(n) < 0.8, clusters, 1 - clusters)
+    X = rng.normal(scale=1.5, size=(n, d))  # 78 noise features
+    X[:, :2] = 0.3 * X[:, :2] + 3.0 * clusters[:, None]  # the features W selects
+    X[:, -1] += 1.0 * batch  # a batch effect on a feature W does not select
+    W = np.zeros((d, 2))
+    W[:2] = 1.0
+    problem = Problem(X=X, coding=treatment_coding(X, "median", "group"),
+                      Z=code_nuisance(batch, n), n_clusters=2)
+    theta = NuisanceEffectBlock(top=1, seed=0).step(State(problem).replace(W=W)).Theta
+
+    design = np.column_stack([np.ones(n), clusters, batch - batch.mean()])
+    expected = np.linalg.lstsq(design, X, rcond=None)[0][2]  # Z's coefficient, given C
+    assert theta.shape == (1, d)
+    assert np.abs(theta[0, :2]).max() < 0.15  # not the 3.0 * 0.6 a lost tie would give
+    assert theta[0, -1] == pytest.approx(expected[-1], abs=0.15)
+    assert np.allclose(theta[0, :2], expected[:2], atol=0.1)
