@@ -998,6 +998,195 @@ def csv_long_cell(env):
     return verdict, detail
 
 
+# -- 8. nuisance variables: Z from Python and from files --------------------------------
+
+Z_PRELUDE = """
+from causefs import CauseFS
+import scipy.sparse as sp
+rng = np.random.default_rng(0)
+X = rng.random((40, 8))
+fit = lambda Z, **kw: int(CauseFS(n_clusters=2, n_features_to_select=3, max_iter=2,
+                                  random_state=0, **kw).fit(X, nuisance=Z).support_.sum())
+"""
+for name, z, expect in [
+    ("z_wrong_length", "np.arange(39) % 2", "39 rows"),
+    ("z_nan", "np.where(np.arange(40) == 3, np.nan, np.arange(40) % 2.0)", "NaN"),
+    ("z_inf", "np.where(np.arange(40) == 3, np.inf, np.arange(40) % 2.0)", "infinite"),
+    ("z_missing_text", "np.array(['a', None] * 20, dtype=object)", "missing"),
+    ("z_constant", "np.zeros(40)", "does not vary"),
+    ("z_three_dims", "np.zeros((40, 1, 1))", "2-D"),
+    ("z_sparse", "sp.csr_array(np.eye(40)[:, :2])", "sparse"),
+    ("z_complex", "np.ones(40, dtype=complex)", "complex"),
+    ("z_every_sample_a_level", "np.arange(40)", "too many levels"),
+    ("z_more_columns_than_samples", "rng.random((40, 45))", "too many"),
+    ("z_dict", "{'batch': np.arange(40) % 2}", "nuisance"),
+]:
+    py_error("nuisance", name, Z_PRELUDE + f"report(lambda: fit({z}))", expect,
+             kinds=("ValueError", "TypeError"))
+
+
+def z_warning(name, z, expect, category, **options):
+    @case("nuisance", name)
+    def run(env):
+        code = PY_PRELUDE + Z_PRELUDE + f"report(lambda: fit({z}, **{options!r}))"
+        return judge_py_warning(env.py(code), expect, category)
+
+
+z_warning("z_one_sample_level", "np.r_[np.zeros(20, int), np.ones(19, int), 2]",
+          "hold one sample",
+          "NuisanceWarning")
+z_warning("z_constant_column", "np.c_[np.arange(40) % 2, np.ones(40)]", "do not vary",
+          "NuisanceWarning")
+z_warning("z_with_a_schedule_that_ignores_it", "np.arange(40) % 2", "full",
+          "NuisanceUnusedWarning", schedule="full")
+
+
+@case("nuisance", "z_text_levels_and_bools_work")
+def z_text_levels_and_bools_work(env):
+    code = PY_PRELUDE + Z_PRELUDE + ("report(lambda: (fit(np.array(['run1', 'run2'] * 20)), "
+                                     "fit(np.arange(40) % 2 == 0), fit([1, 2] * 20)))")
+    _, out, err, _ = result = env.py(code)
+    if result[0] is None:
+        return "hang", "timed out"
+    if "RETURNED (3, 3, 3)" in out:
+        return "good", "text levels, booleans and a list of labels fit"
+    return "bad", (out + err).strip()[-250:]
+
+
+py_error("nuisance", "nuisance_schedule_without_z", Z_PRELUDE + """
+report(lambda: CauseFS(n_clusters=2, schedule='nuisance_adjusted', max_iter=2).fit(X))
+""", ["nuisance", "nuisance_adjusted"], kinds=("ValueError",))
+
+
+def z_file_case(name, write, args, expect):
+    @case("nuisance", name)
+    def run(env):
+        folder = env.scratch / name
+        folder.mkdir()
+        write(folder)
+        return judge_cli_error(env.cli(*args(folder), "n_clusters=2", "n_features_to_select=3",
+                                       "evaluation.n_runs=1", *SHORT), expect)
+
+
+def _csv_with_batch(rows):
+    def write(folder):
+        (folder / "data.csv").write_text("a,b,c,d,batch\n" + "\n".join(rows) + "\n")
+    return write
+
+
+_GOOD_ROWS = [f"{i % 3},{i % 5},{i % 7},{i % 2},{i % 2}" for i in range(30)]
+z_file_case("csv_nuisance_column_missing", _csv_with_batch(_GOOD_ROWS),
+            lambda f: ["dataset=file", f"dataset.path={f / 'data.csv'}",
+                       "dataset.nuisance=site"], "site")
+z_file_case("csv_nuisance_empty_cell", _csv_with_batch(_GOOD_ROWS[:5] + ["1,2,3,4,"]
+                                                       + _GOOD_ROWS[6:]),
+            lambda f: ["dataset=file", f"dataset.path={f / 'data.csv'}",
+                       "dataset.nuisance=batch"], ["line 7", "batch"])
+z_file_case("npz_nuisance_inf", lambda f: np_save(f / "data.npz", Z=[float("inf")] + [0, 1] * 15),
+            lambda f: ["dataset=file", f"dataset.path={f / 'data.npz'}",
+                       "dataset.nuisance=Z"], ["data.npz", "Z"])
+z_file_case("npz_nuisance_wrong_length", lambda f: np_save(f / "data.npz", Z=[0, 1] * 10),
+            lambda f: ["dataset=file", f"dataset.path={f / 'data.npz'}",
+                       "dataset.nuisance=Z"], ["Z", "20"])
+
+
+def np_save(path, **arrays):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    np.savez(path, X=rng.random((30, 6)), **{k: np.asarray(v, dtype=float)
+                                             for k, v in arrays.items()})
+
+
+# -- 9. sparse input ------------------------------------------------------------------------
+
+SPARSE_PRELUDE = """
+from causefs import CauseFS
+import scipy.sparse as sp
+rng = np.random.default_rng(0)
+dense = sp.random_array((40, 10), density=0.3, rng=rng, format='csr')
+fit = lambda X, **kw: int(CauseFS(n_clusters=2, n_features_to_select=3, max_iter=2,
+                                  random_state=0, **kw).fit(X).support_.sum())
+def with_value(value):
+    X = dense.copy(); X.data[0] = value; return X
+"""
+for name, x, expect in [
+    ("sparse_nan", "with_value(np.nan)", "NaN"),
+    ("sparse_inf", "with_value(np.inf)", "inf"),
+    ("sparse_complex", "dense.astype(complex)", "complex"),
+    ("sparse_one_sample", "dense[:1]", "sample"),
+    ("sparse_no_feature", "sp.csr_array((40, 0))", "feature"),
+    ("sparse_fewer_features_than_selected", "dense[:, :2]", "n_features_to_select"),
+]:
+    py_error("sparse", name, SPARSE_PRELUDE + f"report(lambda: fit({x}))", expect,
+             kinds=("ValueError",))
+
+
+@case("sparse", "sparse_formats_work")
+def sparse_formats_work(env):
+    """Every scipy sparse format, integer data, an empty column and explicit zeros fit
+    (a sparse fit is the dense fit: tests/test_sparse.py)."""
+    code = PY_PRELUDE + SPARSE_PRELUDE + """
+X = dense.tolil(); X[:, 4] = 0; X[0, 0] = 0
+formats = [X.tocsr(), X.tocsc(), X.tocoo(), X.todok(), X.tolil(), X.tobsr(),
+           sp.csr_matrix(X), (X.tocsr() * 10).astype(int)]
+report(lambda: tuple(fit(F) for F in formats))
+"""
+    _, out, err, _ = result = env.py(code)
+    if result[0] is None:
+        return "hang", "timed out"
+    if "RETURNED (3, 3, 3, 3, 3, 3, 3, 3)" in out:
+        return "good", "csr, csc, coo, dok, lil, bsr, csr_matrix and integer data fit"
+    return "poor" if "RAISED" in out else "bad", (out + err).strip()[-250:]
+
+
+@case("sparse", "sparse_with_nuisance")
+def sparse_with_nuisance(env):
+    code = PY_PRELUDE + SPARSE_PRELUDE + """
+report(lambda: int(CauseFS(n_clusters=2, n_features_to_select=3, max_iter=2,
+                           random_state=0).fit(dense, nuisance=np.arange(40) % 2)
+                   .support_.sum()))
+"""
+    _, out, err, _ = result = env.py(code)
+    if result[0] is None:
+        return "hang", "timed out"
+    if "RETURNED 3" in out:
+        return "good", "a sparse X with Z fits"
+    return "poor" if "RAISED" in out else "bad", (out + err).strip()[-250:]
+
+
+# -- 10. the store's claims -------------------------------------------------------------
+
+
+def claim_scene(name, make):
+    """A store whose job's claim file was left in a strange state: the job still runs,
+    writes its result, and leaves no claim behind."""
+    @case("store", f"claim_{name}")
+    def run(env):
+        store = env.scratch / f"store-claim-{name}"
+        code, out, err, _ = _store_job(env, store)
+        key = _key_of(env, store)
+        if code != 0 or key is None:
+            return "error", f"the first run failed: {(out + err).strip()[-200:]}"
+        (store / f"{key}.json").unlink()
+        make(store / f"{key}.claim")
+        code, out, err, _ = _store_job(env, store)
+        if code is None:
+            return "hang", "the re-run waited on the claim"
+        left = [p.name for p in store.iterdir() if p.name.endswith(".claim")
+                or p.is_dir() and p.name.endswith(".claim")]
+        if code == 0 and (store / f"{key}.json").exists() and not left:
+            return "good", "computed, stored, no claim left"
+        return "poor", f"exit {code}, left {left}: {(out + err).strip()[-200:]}"
+
+
+claim_scene("garbage", lambda path: path.write_bytes(b"\x00\xffnot a claim\n" * 100))
+claim_scene("empty", lambda path: path.write_bytes(b""))
+claim_scene("dead_pid", lambda path: path.write_text("pid 999999 on nowhere since 0\n"))
+claim_scene("directory", lambda path: path.mkdir())
+claim_scene("symlink_to_system_file", lambda path: path.symlink_to("/etc/hostname"))
+
+
 # -- 7. large fits that must speak --------------------------------------------------------
 
 

@@ -217,3 +217,30 @@ def test_nuisance_effect_is_estimated_on_the_clusters_of_the_selected_features()
     assert np.abs(theta[0, :2]).max() < 0.15  # not the 3.0 * 0.6 a lost tie would give
     assert theta[0, -1] == pytest.approx(expected[-1], abs=0.15)
     assert np.allclose(theta[0, :2], expected[:2], atol=0.1)
+
+
+def test_injected_shift_test_environments_hold_every_test_image_at_their_bias(data_dir):
+    """Every test environment of ``make_injected_shift`` holds all the test images (none
+    of them a training image), with its group B tied to the class group at its own bias:
+    P(B = class % 2) = b + (1 - b) / 2 for b >= 0 and (1 - |b|) / 2 for b < 0
+    (``biased_groups``), and the injected block follows B."""
+    from causefs.datasets.shifted import make_injected_shift
+
+    data = make_injected_shift("jaffe", train_bias=[0.9, 0.3], test_bias=[0.0, -0.9],
+                               n_train=100, n_test=100, n_injected=8, seed=0,
+                               data_home=data_dir)
+    d = data.X.shape[1] - 8
+    first, second = data.X_test[:100], data.X_test[100:]
+    assert data.X_test.shape[0] == 200 and np.array_equal(first[:, :d], second[:, :d])
+    assert np.array_equal(data.y_test[:100], data.y_test[100:])
+    training = {row.tobytes() for row in data.X[:, :d]}
+    assert not any(row.tobytes() in training for row in first[:, :d])
+    assert list(np.unique(data.test_names[:100])) == ["0"]
+    assert list(np.unique(data.test_names[100:])) == ["-0.9"]
+    _, classes = np.unique(data.y_test, return_inverse=True)  # jaffe's classes in order
+    agree = data.environment_test == classes % 2
+    assert abs(agree[:100].mean() - 0.5) < 0.16  # 3 standard errors of 100 draws
+    assert agree[100:].mean() < 0.05 + 0.1
+    block = np.r_[data.X, data.X_test][:, d:]
+    B = np.r_[data.environment, data.environment_test]
+    assert np.mean((block[:, 4:].mean(axis=1) > block[:, :4].mean(axis=1)) == (B == 1)) > 0.95
