@@ -171,6 +171,17 @@ def judge_py_warning(result, expect, category) -> tuple[str, str]:
     return "bad", f"silent: {out.strip()[-200:]}"
 
 
+def judge_py_returns(result, expected: str, what: str) -> tuple[str, str]:
+    """A call that must work: it returns ``expected`` (its repr); a refusal is poor, a
+    wrong value bad."""
+    code, out, err, _ = result
+    if code is None:
+        return "hang", "timed out"
+    if re.search(rf"^RETURNED {re.escape(expected)}$", out, re.M):
+        return "good", what
+    return "poor" if "RAISED" in out else "bad", (out + err).strip()[-250:]
+
+
 # --------------------------------------------------------------------- cases ---------
 
 CASES: dict = {}
@@ -1045,12 +1056,8 @@ z_warning("z_with_a_schedule_that_ignores_it", "np.arange(40) % 2", "full",
 def z_text_levels_and_bools_work(env):
     code = PY_PRELUDE + Z_PRELUDE + ("report(lambda: (fit(np.array(['run1', 'run2'] * 20)), "
                                      "fit(np.arange(40) % 2 == 0), fit([1, 2] * 20)))")
-    _, out, err, _ = result = env.py(code)
-    if result[0] is None:
-        return "hang", "timed out"
-    if "RETURNED (3, 3, 3)" in out:
-        return "good", "text levels, booleans and a list of labels fit"
-    return "bad", (out + err).strip()[-250:]
+    return judge_py_returns(env.py(code), "(3, 3, 3)",
+                            "text levels, booleans and a list of labels fit")
 
 
 py_error("nuisance", "nuisance_schedule_without_z", Z_PRELUDE + """
@@ -1132,12 +1139,8 @@ formats = [X.tocsr(), X.tocsc(), X.tocoo(), X.todok(), X.tolil(), X.tobsr(),
            sp.csr_matrix(X), (X.tocsr() * 10).astype(int)]
 report(lambda: tuple(fit(F) for F in formats))
 """
-    _, out, err, _ = result = env.py(code)
-    if result[0] is None:
-        return "hang", "timed out"
-    if "RETURNED (3, 3, 3, 3, 3, 3, 3, 3)" in out:
-        return "good", "csr, csc, coo, dok, lil, bsr, csr_matrix and integer data fit"
-    return "poor" if "RAISED" in out else "bad", (out + err).strip()[-250:]
+    return judge_py_returns(env.py(code), "(3, 3, 3, 3, 3, 3, 3, 3)",
+                            "csr, csc, coo, dok, lil, bsr, csr_matrix and integer data fit")
 
 
 @case("sparse", "sparse_with_nuisance")
@@ -1147,12 +1150,7 @@ report(lambda: int(CauseFS(n_clusters=2, n_features_to_select=3, max_iter=2,
                            random_state=0).fit(dense, nuisance=np.arange(40) % 2)
                    .support_.sum()))
 """
-    _, out, err, _ = result = env.py(code)
-    if result[0] is None:
-        return "hang", "timed out"
-    if "RETURNED 3" in out:
-        return "good", "a sparse X with Z fits"
-    return "poor" if "RAISED" in out else "bad", (out + err).strip()[-250:]
+    return judge_py_returns(env.py(code), "3", "a sparse X with Z fits")
 
 
 # -- 10. the store's claims -------------------------------------------------------------
