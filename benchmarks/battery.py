@@ -43,7 +43,9 @@ SMALL = ["dataset=synthetic", "dataset.n_samples=60", "dataset.n_features=12",
          "dataset.n_causal=3", "dataset.n_spurious=3", "n_features_to_select=4",
          "evaluation.n_runs=1", "evaluation.all_features=false"]
 SHORT = ["method.max_iter=1"]
-MINE = "schedule.name=mine"
+#: a schedule of the user's own, renamed from one with a loop (the default, 'auto', is
+#: chosen at fit time and has no loop of its own to change)
+MINE = ["schedule=full", "schedule.name=mine"]
 SHIFTED = ["dataset=shifted_clusters", "dataset.n_train=80", "dataset.n_test=80",
            "n_features_to_select=4", "evaluation.n_runs=1", *SHORT]
 BORDER = ["dataset=digits_border", "n_features_to_select=4", "evaluation.n_runs=1", *SHORT]
@@ -211,17 +213,17 @@ def py_error(area, name, code, expect, kinds=("InvalidParameterError",), timeout
 
 for name, args, expect in [
     ("alpha_negative", ["method.alpha=-1"], "method.alpha=-1"),
-    ("schedule_alpha_negative", [MINE, "+schedule.setting_defaults.alpha=-5"],
+    ("schedule_alpha_negative", [*MINE, "+schedule.setting_defaults.alpha=-5"],
      "schedule.setting_defaults.alpha"),
-    ("schedule_beta_negative", [MINE, "+schedule.setting_defaults.beta=-1"],
+    ("schedule_beta_negative", [*MINE, "+schedule.setting_defaults.beta=-1"],
      "schedule.setting_defaults.beta"),
-    ("schedule_lam_zero", [MINE, "+schedule.setting_defaults.lam=0"],
+    ("schedule_lam_zero", [*MINE, "+schedule.setting_defaults.lam=0"],
      "schedule.setting_defaults.lam"),
-    ("schedule_eps_text", [MINE, "+schedule.setting_defaults.eps=abc"],
+    ("schedule_eps_text", [*MINE, "+schedule.setting_defaults.eps=abc"],
      "schedule.setting_defaults.eps"),
-    ("schedule_unknown_param", [MINE, "+schedule.setting_defaults.gamma=1"], "gamma"),
-    ("schedule_old_params", [MINE, "+schedule.params.alpha=1"], "setting_defaults"),
-    ("schedule_unknown_term", [MINE, "schedule.terms=[regression,nope]"], "term='nope'"),
+    ("schedule_unknown_param", [*MINE, "+schedule.setting_defaults.gamma=1"], "gamma"),
+    ("schedule_old_params", [*MINE, "+schedule.params.alpha=1"], "setting_defaults"),
+    ("schedule_unknown_term", [*MINE, "schedule.terms=[regression,nope]"], "term='nope'"),
     ("qp_rtol_negative", ["qp.rtol=-1"], "qp.rtol=-1"),
     ("qp_rtol_nan", ["qp.rtol=nan"], "qp.rtol"),
     ("qp_max_iter_zero", ["qp.max_iter=0"], "qp.max_iter=0"),
@@ -239,41 +241,41 @@ for name, args, expect in [
     ("rbf_approximation", ["kernel=rbf", "kernel.approximation=bogus"], "kernel.approximation"),
     ("rbf_components_float", ["kernel=rbf", "kernel.n_components=1.5"], "kernel.n_components"),
     ("linear_option", ["+kernel.bandwidth=1"], "kernel.bandwidth"),
-    ("embedding_max_iter", [MINE, "schedule.loop=[selection_matrix,{name:embedding,max_iter:-1}]"],
+    ("embedding_max_iter", [*MINE, "schedule.loop=[selection_matrix,{name:embedding,max_iter:-1}]"],
      "schedule.embedding.max_iter"),
-    ("embedding_tol", [MINE, "schedule.loop=[selection_matrix,{name:embedding,tol:abc}]"],
+    ("embedding_tol", [*MINE, "schedule.loop=[selection_matrix,{name:embedding,tol:abc}]"],
      "schedule.embedding.tol"),
-    ("confounders_tol", [MINE, "schedule.loop=[selection_matrix,{name:confounders,"
+    ("confounders_tol", [*MINE, "schedule.loop=[selection_matrix,{name:confounders,"
                                "irrelevant_tol:-1}]"], "schedule.confounders.irrelevant_tol"),
-    ("confounders_tol_big", [MINE, "schedule.loop=[selection_matrix,{name:confounders,"
+    ("confounders_tol_big", [*MINE, "schedule.loop=[selection_matrix,{name:confounders,"
                                    "irrelevant_tol:2}]"], "schedule.confounders.irrelevant_tol"),
-    ("confounders_correlation", [MINE, "schedule.loop=[selection_matrix,{name:confounders,"
+    ("confounders_correlation", [*MINE, "schedule.loop=[selection_matrix,{name:confounders,"
                                        "correlation:spearman}]"],
      "schedule.confounders.correlation"),
-    ("mu_max_products", [MINE, "schedule.loop=[selection_matrix,{name:sample_weights,"
+    ("mu_max_products", [*MINE, "schedule.loop=[selection_matrix,{name:sample_weights,"
                                "max_products:0}]"], "schedule.sample_weights.max_products"),
-    ("mu_precision", [MINE, "schedule.loop=[selection_matrix,{name:sample_weights,"
+    ("mu_precision", [*MINE, "schedule.loop=[selection_matrix,{name:sample_weights,"
                             "precision:float16}]"], "schedule.sample_weights.precision"),
-    ("mu_qp_resource", [MINE, "schedule.loop=[selection_matrix,{name:sample_weights,"
+    ("mu_qp_resource", [*MINE, "schedule.loop=[selection_matrix,{name:sample_weights,"
                               "qp:abc}]"], "schedule.sample_weights.qp"),
-    ("spectral_seed", [MINE, "schedule.init=[uniform_weights,initial_confounders,"
+    ("spectral_seed", [*MINE, "schedule.init=[uniform_weights,initial_confounders,"
                              "correlation_groups,initial_granular_graphs,initial_fused_graph,"
                              "{name:spectral_embedding,seed:-1},initial_selection]"],
      "schedule.spectral_embedding.seed"),
-    ("srdo_seed", ["schedule=srdo", MINE, "schedule.init=[{name:density_ratio_weights,"
+    ("srdo_seed", ["schedule=srdo", MINE[1], "schedule.init=[{name:density_ratio_weights,"
                                           "seed:abc},initial_confounders,correlation_groups,"
                                           "initial_granular_graphs,initial_fused_graph,"
                                           "spectral_embedding,initial_selection]"],
      "schedule.density_ratio_weights.seed"),
-    ("dwr_penalty", [MINE, "schedule.init=[{name:decorrelation_weights,penalty:-1},"
+    ("dwr_penalty", [*MINE, "schedule.init=[{name:decorrelation_weights,penalty:-1},"
                            "initial_confounders,initial_fused_graph,spectral_embedding,"
                            "initial_selection]", "schedule.loop=[selection_matrix]"],
      "schedule.decorrelation_weights.penalty"),
-    ("graph_update", [MINE, "schedule.loop=[selection_matrix,{name:granular_graphs,"
+    ("graph_update", [*MINE, "schedule.loop=[selection_matrix,{name:granular_graphs,"
                             "adaptive_update:bogus}]"], "schedule.granular_graphs.adaptive_update"),
-    ("system_choice", [MINE, "schedule.loop=[{name:selection_matrix,system:bogus}]"],
+    ("system_choice", [*MINE, "schedule.loop=[{name:selection_matrix,system:bogus}]"],
      "schedule.selection_matrix.system"),
-    ("block_sigma", [MINE, "schedule.loop=[selection_matrix,{name:confounders,sigma:3}]"],
+    ("block_sigma", [*MINE, "schedule.loop=[selection_matrix,{name:confounders,sigma:3}]"],
      "schedule.confounders.sigma"),
     ("trace_no", ["method.trace=no"], "method.trace"),
     ("verbose_text", ["method.verbose=x"], "method.verbose"),

@@ -208,3 +208,13 @@ def test_cli_loads_benchmarks_by_name(tmp_path, data_dir, name):
                   f"hydra.run.dir={tmp_path}", env={"CAUSEFS_DATA": str(data_dir)})
     assert out.returncode == 0, out.stderr
     assert json.loads((tmp_path / "result.json").read_text())["dataset"]["name"] == name
+
+
+def test_renaming_the_default_schedule_says_it_has_no_loop_and_what_to_start_from():
+    """The default, 'auto', is chosen at fit time: renamed, it is a schedule of no loop
+    (the message once read 'method.a schedule needs ...')."""
+    with pytest.raises(ConfigError, match=r"^schedule: a schedule needs a 'loop' list of "
+                                          r"blocks; .* e\.g\. schedule=full "
+                                          r"schedule\.name=mine$"):
+        make_method(composed("schedule.name=mine"))
+    make_method(composed("schedule=full", "schedule.name=mine"))  # has a loop: fine
