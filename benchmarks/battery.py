@@ -381,7 +381,7 @@ def store_key_normalised(env):
 for name, args, expect in [
     ("train_bias_text", [*SHIFTED, "dataset.train_bias=abc"], "dataset.train_bias"),
     ("train_bias_big", [*SHIFTED, "dataset.train_bias=1.5"], "dataset.train_bias"),
-    ("test_bias_negative", [*SHIFTED, "dataset.test_bias=-0.1"], "dataset.test_bias"),
+    ("test_bias_below_minus_one", [*SHIFTED, "dataset.test_bias=-1.5"], "dataset.test_bias"),
     ("seed_negative", [*SHIFTED, "dataset.seed=-1"], "dataset.seed"),
     ("seed_text", [*SHIFTED, "dataset.seed=abc"], "dataset.seed"),
     ("seed_float", [*SHIFTED, "dataset.seed=1.5"], "dataset.seed"),
