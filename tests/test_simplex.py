@@ -51,3 +51,9 @@ def test_corner_cases_by_hand(v, total, expected):
 def test_integers_are_projected_as_floats():
     x = project_simplex(np.array([2, 0, 0]), 1.0)
     assert x.dtype == np.float64 and np.allclose(x, [1.0, 0.0, 0.0])
+
+
+def test_booleans_are_projected_as_numbers():
+    """A mask given as weights: read as 0/1 numbers (a boolean array cannot be negated,
+    which the sort by decreasing value would need)."""
+    assert np.allclose(project_simplex(np.array([True, False, True]), 1.0), [0.5, 0.0, 0.5])
