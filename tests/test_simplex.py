@@ -57,3 +57,7 @@ def test_booleans_are_projected_as_numbers():
     """A mask given as weights: read as 0/1 numbers (a boolean array cannot be negated,
     which the sort by decreasing value would need)."""
     assert np.allclose(project_simplex(np.array([True, False, True]), 1.0), [0.5, 0.0, 0.5])
+
+
+def test_the_default_total_is_one():
+    assert project_simplex(np.array([0.3, 2.0, -1.0])).sum() == pytest.approx(1.0)
