@@ -43,7 +43,9 @@ SMALL = ["dataset=synthetic", "dataset.n_samples=60", "dataset.n_features=12",
          "dataset.n_causal=3", "dataset.n_spurious=3", "n_features_to_select=4",
          "evaluation.n_runs=1", "evaluation.all_features=false"]
 SHORT = ["method.max_iter=1"]
-MINE = "schedule.name=mine"
+#: a schedule of the user's own, renamed from one with a loop (the default, 'auto', is
+#: chosen at fit time and has no loop of its own to change)
+MINE = ["schedule=full", "schedule.name=mine"]
 SHIFTED = ["dataset=shifted_clusters", "dataset.n_train=80", "dataset.n_test=80",
            "n_features_to_select=4", "evaluation.n_runs=1", *SHORT]
 BORDER = ["dataset=digits_border", "n_features_to_select=4", "evaluation.n_runs=1", *SHORT]
@@ -171,6 +173,17 @@ def judge_py_warning(result, expect, category) -> tuple[str, str]:
     return "bad", f"silent: {out.strip()[-200:]}"
 
 
+def judge_py_returns(result, expected: str, what: str) -> tuple[str, str]:
+    """A call that must work: it returns ``expected`` (its repr); a refusal is poor, a
+    wrong value bad."""
+    code, out, err, _ = result
+    if code is None:
+        return "hang", "timed out"
+    if re.search(rf"^RETURNED {re.escape(expected)}$", out, re.M):
+        return "good", what
+    return "poor" if "RAISED" in out else "bad", (out + err).strip()[-250:]
+
+
 # --------------------------------------------------------------------- cases ---------
 
 CASES: dict = {}
@@ -200,17 +213,17 @@ def py_error(area, name, code, expect, kinds=("InvalidParameterError",), timeout
 
 for name, args, expect in [
     ("alpha_negative", ["method.alpha=-1"], "method.alpha=-1"),
-    ("schedule_alpha_negative", [MINE, "+schedule.setting_defaults.alpha=-5"],
+    ("schedule_alpha_negative", [*MINE, "+schedule.setting_defaults.alpha=-5"],
      "schedule.setting_defaults.alpha"),
-    ("schedule_beta_negative", [MINE, "+schedule.setting_defaults.beta=-1"],
+    ("schedule_beta_negative", [*MINE, "+schedule.setting_defaults.beta=-1"],
      "schedule.setting_defaults.beta"),
-    ("schedule_lam_zero", [MINE, "+schedule.setting_defaults.lam=0"],
+    ("schedule_lam_zero", [*MINE, "+schedule.setting_defaults.lam=0"],
      "schedule.setting_defaults.lam"),
-    ("schedule_eps_text", [MINE, "+schedule.setting_defaults.eps=abc"],
+    ("schedule_eps_text", [*MINE, "+schedule.setting_defaults.eps=abc"],
      "schedule.setting_defaults.eps"),
-    ("schedule_unknown_param", [MINE, "+schedule.setting_defaults.gamma=1"], "gamma"),
-    ("schedule_old_params", [MINE, "+schedule.params.alpha=1"], "setting_defaults"),
-    ("schedule_unknown_term", [MINE, "schedule.terms=[regression,nope]"], "term='nope'"),
+    ("schedule_unknown_param", [*MINE, "+schedule.setting_defaults.gamma=1"], "gamma"),
+    ("schedule_old_params", [*MINE, "+schedule.params.alpha=1"], "setting_defaults"),
+    ("schedule_unknown_term", [*MINE, "schedule.terms=[regression,nope]"], "term='nope'"),
     ("qp_rtol_negative", ["qp.rtol=-1"], "qp.rtol=-1"),
     ("qp_rtol_nan", ["qp.rtol=nan"], "qp.rtol"),
     ("qp_max_iter_zero", ["qp.max_iter=0"], "qp.max_iter=0"),
@@ -228,41 +241,41 @@ for name, args, expect in [
     ("rbf_approximation", ["kernel=rbf", "kernel.approximation=bogus"], "kernel.approximation"),
     ("rbf_components_float", ["kernel=rbf", "kernel.n_components=1.5"], "kernel.n_components"),
     ("linear_option", ["+kernel.bandwidth=1"], "kernel.bandwidth"),
-    ("embedding_max_iter", [MINE, "schedule.loop=[selection_matrix,{name:embedding,max_iter:-1}]"],
+    ("embedding_max_iter", [*MINE, "schedule.loop=[selection_matrix,{name:embedding,max_iter:-1}]"],
      "schedule.embedding.max_iter"),
-    ("embedding_tol", [MINE, "schedule.loop=[selection_matrix,{name:embedding,tol:abc}]"],
+    ("embedding_tol", [*MINE, "schedule.loop=[selection_matrix,{name:embedding,tol:abc}]"],
      "schedule.embedding.tol"),
-    ("confounders_tol", [MINE, "schedule.loop=[selection_matrix,{name:confounders,"
+    ("confounders_tol", [*MINE, "schedule.loop=[selection_matrix,{name:confounders,"
                                "irrelevant_tol:-1}]"], "schedule.confounders.irrelevant_tol"),
-    ("confounders_tol_big", [MINE, "schedule.loop=[selection_matrix,{name:confounders,"
+    ("confounders_tol_big", [*MINE, "schedule.loop=[selection_matrix,{name:confounders,"
                                    "irrelevant_tol:2}]"], "schedule.confounders.irrelevant_tol"),
-    ("confounders_correlation", [MINE, "schedule.loop=[selection_matrix,{name:confounders,"
+    ("confounders_correlation", [*MINE, "schedule.loop=[selection_matrix,{name:confounders,"
                                        "correlation:spearman}]"],
      "schedule.confounders.correlation"),
-    ("mu_max_products", [MINE, "schedule.loop=[selection_matrix,{name:sample_weights,"
+    ("mu_max_products", [*MINE, "schedule.loop=[selection_matrix,{name:sample_weights,"
                                "max_products:0}]"], "schedule.sample_weights.max_products"),
-    ("mu_precision", [MINE, "schedule.loop=[selection_matrix,{name:sample_weights,"
+    ("mu_precision", [*MINE, "schedule.loop=[selection_matrix,{name:sample_weights,"
                             "precision:float16}]"], "schedule.sample_weights.precision"),
-    ("mu_qp_resource", [MINE, "schedule.loop=[selection_matrix,{name:sample_weights,"
+    ("mu_qp_resource", [*MINE, "schedule.loop=[selection_matrix,{name:sample_weights,"
                               "qp:abc}]"], "schedule.sample_weights.qp"),
-    ("spectral_seed", [MINE, "schedule.init=[uniform_weights,initial_confounders,"
+    ("spectral_seed", [*MINE, "schedule.init=[uniform_weights,initial_confounders,"
                              "correlation_groups,initial_granular_graphs,initial_fused_graph,"
                              "{name:spectral_embedding,seed:-1},initial_selection]"],
      "schedule.spectral_embedding.seed"),
-    ("srdo_seed", ["schedule=srdo", MINE, "schedule.init=[{name:density_ratio_weights,"
+    ("srdo_seed", ["schedule=srdo", MINE[1], "schedule.init=[{name:density_ratio_weights,"
                                           "seed:abc},initial_confounders,correlation_groups,"
                                           "initial_granular_graphs,initial_fused_graph,"
                                           "spectral_embedding,initial_selection]"],
      "schedule.density_ratio_weights.seed"),
-    ("dwr_penalty", [MINE, "schedule.init=[{name:decorrelation_weights,penalty:-1},"
+    ("dwr_penalty", [*MINE, "schedule.init=[{name:decorrelation_weights,penalty:-1},"
                            "initial_confounders,initial_fused_graph,spectral_embedding,"
                            "initial_selection]", "schedule.loop=[selection_matrix]"],
      "schedule.decorrelation_weights.penalty"),
-    ("graph_update", [MINE, "schedule.loop=[selection_matrix,{name:granular_graphs,"
+    ("graph_update", [*MINE, "schedule.loop=[selection_matrix,{name:granular_graphs,"
                             "adaptive_update:bogus}]"], "schedule.granular_graphs.adaptive_update"),
-    ("system_choice", [MINE, "schedule.loop=[{name:selection_matrix,system:bogus}]"],
+    ("system_choice", [*MINE, "schedule.loop=[{name:selection_matrix,system:bogus}]"],
      "schedule.selection_matrix.system"),
-    ("block_sigma", [MINE, "schedule.loop=[selection_matrix,{name:confounders,sigma:3}]"],
+    ("block_sigma", [*MINE, "schedule.loop=[selection_matrix,{name:confounders,sigma:3}]"],
      "schedule.confounders.sigma"),
     ("trace_no", ["method.trace=no"], "method.trace"),
     ("verbose_text", ["method.verbose=x"], "method.verbose"),
@@ -368,7 +381,7 @@ def store_key_normalised(env):
 for name, args, expect in [
     ("train_bias_text", [*SHIFTED, "dataset.train_bias=abc"], "dataset.train_bias"),
     ("train_bias_big", [*SHIFTED, "dataset.train_bias=1.5"], "dataset.train_bias"),
-    ("test_bias_negative", [*SHIFTED, "dataset.test_bias=-0.1"], "dataset.test_bias"),
+    ("test_bias_below_minus_one", [*SHIFTED, "dataset.test_bias=-1.5"], "dataset.test_bias"),
     ("seed_negative", [*SHIFTED, "dataset.seed=-1"], "dataset.seed"),
     ("seed_text", [*SHIFTED, "dataset.seed=abc"], "dataset.seed"),
     ("seed_float", [*SHIFTED, "dataset.seed=1.5"], "dataset.seed"),
@@ -408,10 +421,18 @@ for name, args, expect in [
     ("path_directory", ["dataset=file", "dataset.path=/etc", *SHORT], "/etc"),
     ("path_suffix", ["dataset=file", "dataset.path=/etc/hostname", *SHORT], "/etc/hostname"),
     ("path_number", ["dataset=file", "dataset.path=5", *SHORT], "dataset.path"),
-    ("label_column_text", ["dataset=file", "dataset.path=/x.csv", "dataset.label_column=abc",
-                           *SHORT], "dataset.label_column"),
 ]:
     cli_error("datasets", name, args, expect)
+
+
+@case("datasets", "label_column_not_in_header")
+def label_column_not_in_header(env):
+    """A label column named by a header name the file does not have (a name is allowed:
+    CSV headers carry names)."""
+    path = env.scratch / "labelled.csv"
+    path.write_text("a,b,class\n" + "\n".join(f"{i % 3},{i % 5},{i % 2}" for i in range(20)))
+    return judge_cli_error(env.cli("dataset=file", f"dataset.path={path}",
+                                   "dataset.label_column=label", *SHORT), "label")
 
 
 @case("datasets", "relative_path_shows_absolute")
@@ -569,7 +590,7 @@ def stale_claim_after_crash(env):
     proc = subprocess.Popen(args, cwd=env.scratch, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env.env(),
                             start_new_session=True)
-    time.sleep(15)  # well into the fit
+    time.sleep(6)  # into the fit (it takes about 12 s on 2 cores)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate()
     if list(store.glob("*.json")):
@@ -618,10 +639,38 @@ def chdir_relative_data_path(env):
     return "poor", f"exit {result[0]}: {_error_lines(result[2])[-1:]}"
 
 
-for name, value in [("parent", "../escape.json"), ("absolute", "/tmp/battery-abs.json"),
-                    ("deep_parent", "a/../../escape.json")]:
-    cli_error("store", f"result_file_{name}", [*SMALL, *SHORT, f"result_file={value}"],
-              "result_file")
+@case("store", "result_file_anywhere")
+def result_file_anywhere(env):
+    """result_file may be any path the user names (issue 25): an absolute path in a
+    folder that does not exist yet, and a relative one above the run folder."""
+    kept = [env.scratch / "kept" / "deep" / "result.json", env.scratch / "above.json"]
+    for target, value in zip(kept, [kept[0], "../above.json"]):
+        code, out, err, _ = env.cli(*SMALL, *SHORT, f"result_file={value}",
+                                    run_dir=env.scratch / "run-anywhere")
+        if code is None:
+            return "hang", "timed out"
+        if code != 0 or not target.is_file() or "selected_features" not in json.loads(
+                target.read_text()):
+            return "bad", f"result_file={value}: exit {code}, {target} " \
+                          f"{'exists' if target.exists() else 'missing'}: {err[-200:]}"
+    return "good", "written at an absolute path (new folders) and above the run folder"
+
+
+@case("store", "result_file_unwritable")
+def result_file_unwritable(env):
+    """result_file naming a folder: the finished result is kept elsewhere and the one
+    error line (exit 2) says where."""
+    folder = env.scratch / "a-folder"
+    folder.mkdir()
+    code, out, err, _ = env.cli(*SMALL, *SHORT, f"result_file={folder}")
+    if code is None:
+        return "hang", "timed out"
+    last = (_error_lines(err) or [""])[-1]
+    kept = re.search(r"the result is in (\S+\.json)", last)
+    if code == 2 and last.startswith("causefs: error: could not write") and kept \
+            and Path(kept.group(1)).is_file():
+        return "good", last[:250]
+    return "poor", f"exit {code}: {last[:250]}"
 
 
 # -- 4. plugins -------------------------------------------------------------------------
@@ -996,6 +1045,182 @@ def csv_long_cell(env):
     if len(err) > 400:
         return ("poor" if verdict == "good" else verdict), f"{len(err)} characters"
     return verdict, detail
+
+
+# -- 8. nuisance variables: Z from Python and from files --------------------------------
+
+Z_PRELUDE = """
+from causefs import CauseFS
+import scipy.sparse as sp
+rng = np.random.default_rng(0)
+X = rng.random((40, 8))
+fit = lambda Z, **kw: int(CauseFS(n_clusters=2, n_features_to_select=3, max_iter=2,
+                                  random_state=0, **kw).fit(X, nuisance=Z).support_.sum())
+"""
+for name, z, expect in [
+    ("z_wrong_length", "np.arange(39) % 2", "39 rows"),
+    ("z_nan", "np.where(np.arange(40) == 3, np.nan, np.arange(40) % 2.0)", "NaN"),
+    ("z_inf", "np.where(np.arange(40) == 3, np.inf, np.arange(40) % 2.0)", "infinite"),
+    ("z_missing_text", "np.array(['a', None] * 20, dtype=object)", "missing"),
+    ("z_constant", "np.zeros(40)", "does not vary"),
+    ("z_three_dims", "np.zeros((40, 1, 1))", "2-D"),
+    ("z_sparse", "sp.csr_array(np.eye(40)[:, :2])", "sparse"),
+    ("z_complex", "np.ones(40, dtype=complex)", "complex"),
+    ("z_every_sample_a_level", "np.arange(40)", "too many levels"),
+    ("z_more_columns_than_samples", "rng.random((40, 45))", "too many"),
+    ("z_dict", "{'batch': np.arange(40) % 2}", "nuisance"),
+]:
+    py_error("nuisance", name, Z_PRELUDE + f"report(lambda: fit({z}))", expect,
+             kinds=("ValueError", "TypeError"))
+
+
+def z_warning(name, z, expect, category, **options):
+    @case("nuisance", name)
+    def run(env):
+        code = PY_PRELUDE + Z_PRELUDE + f"report(lambda: fit({z}, **{options!r}))"
+        return judge_py_warning(env.py(code), expect, category)
+
+
+z_warning("z_one_sample_level", "np.r_[np.zeros(20, int), np.ones(19, int), 2]",
+          "hold one sample",
+          "NuisanceWarning")
+z_warning("z_constant_column", "np.c_[np.arange(40) % 2, np.ones(40)]", "do not vary",
+          "NuisanceWarning")
+z_warning("z_with_a_schedule_that_ignores_it", "np.arange(40) % 2", "full",
+          "NuisanceUnusedWarning", schedule="full")
+
+
+@case("nuisance", "z_text_levels_and_bools_work")
+def z_text_levels_and_bools_work(env):
+    code = PY_PRELUDE + Z_PRELUDE + ("report(lambda: (fit(np.array(['run1', 'run2'] * 20)), "
+                                     "fit(np.arange(40) % 2 == 0), fit([1, 2] * 20)))")
+    return judge_py_returns(env.py(code), "(3, 3, 3)",
+                            "text levels, booleans and a list of labels fit")
+
+
+py_error("nuisance", "nuisance_schedule_without_z", Z_PRELUDE + """
+report(lambda: CauseFS(n_clusters=2, schedule='nuisance_adjusted', max_iter=2).fit(X))
+""", ["nuisance", "nuisance_adjusted"], kinds=("ValueError",))
+
+
+def z_file_case(name, write, args, expect):
+    @case("nuisance", name)
+    def run(env):
+        folder = env.scratch / name
+        folder.mkdir()
+        write(folder)
+        return judge_cli_error(env.cli(*args(folder), "n_clusters=2", "n_features_to_select=3",
+                                       "evaluation.n_runs=1", *SHORT), expect)
+
+
+def _csv_with_batch(rows):
+    def write(folder):
+        (folder / "data.csv").write_text("a,b,c,d,batch\n" + "\n".join(rows) + "\n")
+    return write
+
+
+_GOOD_ROWS = [f"{i % 3},{i % 5},{i % 7},{i % 2},{i % 2}" for i in range(30)]
+z_file_case("csv_nuisance_column_missing", _csv_with_batch(_GOOD_ROWS),
+            lambda f: ["dataset=file", f"dataset.path={f / 'data.csv'}",
+                       "dataset.nuisance=site"], "site")
+z_file_case("csv_nuisance_empty_cell", _csv_with_batch(_GOOD_ROWS[:5] + ["1,2,3,4,"]
+                                                       + _GOOD_ROWS[6:]),
+            lambda f: ["dataset=file", f"dataset.path={f / 'data.csv'}",
+                       "dataset.nuisance=batch"], ["line 7", "batch"])
+z_file_case("npz_nuisance_inf", lambda f: np_save(f / "data.npz", Z=[float("inf")] + [0, 1] * 15),
+            lambda f: ["dataset=file", f"dataset.path={f / 'data.npz'}",
+                       "dataset.nuisance=Z"], ["data.npz", "Z"])
+z_file_case("npz_nuisance_wrong_length", lambda f: np_save(f / "data.npz", Z=[0, 1] * 10),
+            lambda f: ["dataset=file", f"dataset.path={f / 'data.npz'}",
+                       "dataset.nuisance=Z"], ["Z", "20"])
+
+
+def np_save(path, **arrays):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    np.savez(path, X=rng.random((30, 6)), **{k: np.asarray(v, dtype=float)
+                                             for k, v in arrays.items()})
+
+
+# -- 9. sparse input ------------------------------------------------------------------------
+
+SPARSE_PRELUDE = """
+from causefs import CauseFS
+import scipy.sparse as sp
+rng = np.random.default_rng(0)
+dense = sp.random_array((40, 10), density=0.3, rng=rng, format='csr')
+fit = lambda X, **kw: int(CauseFS(n_clusters=2, n_features_to_select=3, max_iter=2,
+                                  random_state=0, **kw).fit(X).support_.sum())
+def with_value(value):
+    X = dense.copy(); X.data[0] = value; return X
+"""
+for name, x, expect in [
+    ("sparse_nan", "with_value(np.nan)", "NaN"),
+    ("sparse_inf", "with_value(np.inf)", "inf"),
+    ("sparse_complex", "dense.astype(complex)", "complex"),
+    ("sparse_one_sample", "dense[:1]", "sample"),
+    ("sparse_no_feature", "sp.csr_array((40, 0))", "feature"),
+    ("sparse_fewer_features_than_selected", "dense[:, :2]", "n_features_to_select"),
+]:
+    py_error("sparse", name, SPARSE_PRELUDE + f"report(lambda: fit({x}))", expect,
+             kinds=("ValueError",))
+
+
+@case("sparse", "sparse_formats_work")
+def sparse_formats_work(env):
+    """Every scipy sparse format, integer data, an empty column and explicit zeros fit
+    (a sparse fit is the dense fit: tests/test_sparse.py)."""
+    code = PY_PRELUDE + SPARSE_PRELUDE + """
+X = dense.tolil(); X[:, 4] = 0; X[0, 0] = 0
+formats = [X.tocsr(), X.tocsc(), X.tocoo(), X.todok(), X.tolil(), X.tobsr(),
+           sp.csr_matrix(X), (X.tocsr() * 10).astype(int)]
+report(lambda: tuple(fit(F) for F in formats))
+"""
+    return judge_py_returns(env.py(code), "(3, 3, 3, 3, 3, 3, 3, 3)",
+                            "csr, csc, coo, dok, lil, bsr, csr_matrix and integer data fit")
+
+
+@case("sparse", "sparse_with_nuisance")
+def sparse_with_nuisance(env):
+    code = PY_PRELUDE + SPARSE_PRELUDE + """
+report(lambda: int(CauseFS(n_clusters=2, n_features_to_select=3, max_iter=2,
+                           random_state=0).fit(dense, nuisance=np.arange(40) % 2)
+                   .support_.sum()))
+"""
+    return judge_py_returns(env.py(code), "3", "a sparse X with Z fits")
+
+
+# -- 10. the store's claims -------------------------------------------------------------
+
+
+def claim_scene(name, make):
+    """A store whose job's claim file was left in a strange state: the job still runs,
+    writes its result, and leaves no claim behind."""
+    @case("store", f"claim_{name}")
+    def run(env):
+        store = env.scratch / f"store-claim-{name}"
+        code, out, err, _ = _store_job(env, store)
+        key = _key_of(env, store)
+        if code != 0 or key is None:
+            return "error", f"the first run failed: {(out + err).strip()[-200:]}"
+        (store / f"{key}.json").unlink()
+        make(store / f"{key}.claim")
+        code, out, err, _ = _store_job(env, store)
+        if code is None:
+            return "hang", "the re-run waited on the claim"
+        left = [p.name for p in store.iterdir() if p.name.endswith(".claim")
+                or p.is_dir() and p.name.endswith(".claim")]
+        if code == 0 and (store / f"{key}.json").exists() and not left:
+            return "good", "computed, stored, no claim left"
+        return "poor", f"exit {code}, left {left}: {(out + err).strip()[-200:]}"
+
+
+claim_scene("garbage", lambda path: path.write_bytes(b"\x00\xffnot a claim\n" * 100))
+claim_scene("empty", lambda path: path.write_bytes(b""))
+claim_scene("dead_pid", lambda path: path.write_text("pid 999999 on nowhere since 0\n"))
+claim_scene("directory", lambda path: path.mkdir())
+claim_scene("symlink_to_system_file", lambda path: path.symlink_to("/etc/hostname"))
 
 
 # -- 7. large fits that must speak --------------------------------------------------------

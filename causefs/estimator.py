@@ -395,6 +395,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         -------
         self : CauseFS
         """
+        check_real(X)  # scikit-learn's message would print the whole array
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64,
                           ensure_min_samples=3, ensure_min_features=1,
                           ensure_all_finite=False)  # our message, not a supervised advice
@@ -586,6 +587,16 @@ class CauseFS(SelectorMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         tags.input_tags.sparse = True
         return tags
+
+
+def check_real(X) -> None:
+    """A one-line ``ValueError`` for complex data (dense or sparse), before scikit-learn's
+    validation, whose message holds the array's repr (dozens of lines)."""
+    dtype = getattr(X, "dtype", None)
+    if dtype is not None and np.issubdtype(dtype, np.complexfloating):
+        raise ValueError(f"Complex data not supported: X has dtype {dtype}; CAUSE-FS needs "
+                         "real-valued features (take their magnitude, np.abs(X), or their "
+                         "real part first)")
 
 
 def check_finite(X) -> None:

@@ -63,8 +63,13 @@ numpydoc_xref_param_type = False
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"causefs {release}"
-html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
-html_static_path: list = []
+# sidebar_includehidden=False: the theme then looks for a page's section navigation and,
+# where there is none (a guide page without children), drops the primary sidebar
+# instead of showing an empty "Section Navigation" panel (.ci/check_docs_pages.py)
+html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2,
+                      "sidebar_includehidden": False}
+html_static_path = ["_static"]
+html_css_files = ["causefs.css"]  # output blocks wrap instead of running off the page
 
 sphinx_gallery_conf = {
     "examples_dirs": str(ROOT.parent / "examples" / "gallery"),

@@ -8,6 +8,8 @@ from causefs.blocks import DecorrelationWeightsBlock, DensityRatioWeightsBlock
 from causefs.blocks.initialization.decorrelation_weights import decorrelation_loss
 from causefs.numerics.correlation import standardized
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 
 def weighted_offdiag_sq(Z, w):
     C = np.cov(Z.T, aweights=w, bias=True)  # NumPy's weighted covariance

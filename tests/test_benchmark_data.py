@@ -14,7 +14,7 @@ from causefs.datasets import load_dataset
 from causefs.engine import build_parts, uses_nuisance
 from causefs.plugins import available
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.short_fit]  # short fits: tests/conftest.py
 
 COMBINATIONS = list(itertools.product(["jaffe", "umist", "coil20"], available("schedule"),
                                       available("kernel"), available("qp")))

@@ -15,6 +15,8 @@ from causefs.model.fit_size import FitSize
 from causefs.model.settings import Settings
 from causefs.qp.projected_gradient import ProjectedGradientBackend
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 
 class _Costly(Block):
     """A do-nothing block that declares a cost."""

@@ -1,10 +1,12 @@
 """Hydra configs compose and instantiate; the causefs command runs in a subprocess."""
 
+import contextlib
 import itertools
 import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,11 +16,13 @@ from hydra import compose, initialize_config_module
 
 from causefs.app.config_checks import ConfigError, check_config, make_method
 from causefs.app.configs import check_schedule_config, config_nodes, register_configs
-from causefs.model.settings import DEFAULTS, setting_names
+from causefs.model.settings import DEFAULTS, SettingsWarning, setting_names
 from causefs.selectors.cause_fs import SUPPLIED
 from causefs.core.schedule import entry_name
 from causefs.plugins import available, get_block
 from causefs.selectors import available_selectors
+
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
 
 register_configs()
 GROUPS = {"schedule": available("schedule"), "kernel": available("kernel"),
@@ -83,8 +87,17 @@ def test_every_config_composes_and_instantiates(blobs, schedule, kernel, qp):
     reads = {name for entry in (*cfg.schedule.init, *cfg.schedule.loop)
              for name in get_block(entry_name(entry)).reads}
     given = {"nuisance": np.arange(len(blobs[0])) % 2} if "Z" in reads else {}
-    scores = method.score(blobs[0], n_clusters=3, n_features_to_select=4, random_state=0,
-                          **given)
+    # a schedule none of whose blocks declares the QP solver (no sample-weight step) solves
+    # no QP: a backend other than the default is then reported as unused, nothing else is
+    solves_qp = any("qp" in get_block(entry_name(entry)).requires
+                    for entry in (*cfg.schedule.init, *cfg.schedule.loop))
+    unused = not solves_qp and qp != DEFAULTS.qp
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SettingsWarning)
+        with (pytest.warns(SettingsWarning, match=rf"^qp=.*'name': '{qp}'.* is not used")
+              if unused else contextlib.nullcontext()):
+            scores = method.score(blobs[0], n_clusters=3, n_features_to_select=4,
+                                  random_state=0, **given)
     assert np.all(np.isfinite(scores))
 
 
@@ -195,3 +208,13 @@ def test_cli_loads_benchmarks_by_name(tmp_path, data_dir, name):
                   f"hydra.run.dir={tmp_path}", env={"CAUSEFS_DATA": str(data_dir)})
     assert out.returncode == 0, out.stderr
     assert json.loads((tmp_path / "result.json").read_text())["dataset"]["name"] == name
+
+
+def test_renaming_the_default_schedule_says_it_has_no_loop_and_what_to_start_from():
+    """The default, 'auto', is chosen at fit time: renamed, it is a schedule of no loop
+    (the message once read 'method.a schedule needs ...')."""
+    with pytest.raises(ConfigError, match=r"^schedule: a schedule needs a 'loop' list of "
+                                          r"blocks; .* e\.g\. schedule=full "
+                                          r"schedule\.name=mine$"):
+        make_method(composed("schedule.name=mine"))
+    make_method(composed("schedule=full", "schedule.name=mine"))  # has a loop: fine

@@ -22,6 +22,8 @@ from causefs.core.loop import run_schedule
 from causefs.core.state import State
 from causefs.model.problem import Problem
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 INIT = resolve_schedule("full").init
 
 

@@ -11,6 +11,8 @@ from causefs.model.treatments import treatment_coding
 from causefs.core.state import State
 from causefs.model.problem import Problem
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 
 def test_effective_sample_size():
     assert effective_sample_size(np.ones(10)) == pytest.approx(10)

@@ -3,6 +3,7 @@
 from functools import partial
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 from sklearn.base import clone
 from sklearn.feature_selection import SelectKBest
@@ -10,6 +11,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from causefs import CauseFS, CollapseWarning, causefs_scores
 from causefs.plugins import available
+
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
 
 FAST = dict(n_clusters=3, n_neighbors=3, max_iter=3, random_state=0)
 
@@ -177,3 +180,11 @@ def test_clone_and_instances_as_parameters(blobs):
     X, _ = blobs
     est = CauseFS(**FAST, kernel=RBFKernel("exact"), qp=ProjectedGradientBackend())
     assert clone(est).fit(X).scores_.shape == (12,)
+
+
+@pytest.mark.parametrize("make", [np.asarray, sp.csr_array])
+def test_complex_data_get_one_line_naming_the_dtype(make):
+    X = make(np.ones((6, 3), dtype=complex))
+    with pytest.raises(ValueError, match=r"^Complex data not supported: X has dtype "
+                                         r"complex128; CAUSE-FS needs real-valued[^\n]*$"):
+        CauseFS(n_clusters=2).fit(X)

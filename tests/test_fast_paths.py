@@ -28,6 +28,8 @@ from causefs.numerics.scaling import scale_features
 from causefs.testing import check_step
 from causefs.model.treatments import TREATMENT_BUDGET, bounded_treatments, treatment_cap
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 
 def svd_polar(M):
     U, _, Vt = np.linalg.svd(M, full_matrices=False)

@@ -13,6 +13,8 @@ from causefs.model.treatments import treatment_coding
 from causefs.qp import project_simplex
 from causefs.testing import check_kernel, check_qp_backend, states
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 KERNEL_VARIANTS = [(name, {}) for name in available("kernel")] + [
     ("rbf", {"approximation": "exact"}), ("rbf", {"approximation": "rff", "n_components": 20})]
 

@@ -9,6 +9,8 @@ from tqdm import std as tqdm_std
 
 from causefs import CauseFS
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 FIT = dict(n_clusters=3, max_iter=3, tol=0.0, random_state=0, memory_limit=None)
 
 

@@ -15,6 +15,8 @@ from causefs.core.validation import parse_bytes
 from causefs.engine import estimate
 from causefs.model.settings import Settings
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 
 def test_default_fit_allocates_nothing_n_by_n():
     """n = 20,000: one dense n x n float64 array would be 3.2 GB, a bool one 400 MB."""

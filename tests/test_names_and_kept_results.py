@@ -18,7 +18,7 @@ from causefs.selectors.cause_fs import CauseFSSelector, describe_objective
 register_configs()
 # two iterations keep these fits short; that they stop before converging is not under test
 # the command line always passes a qp, which a schedule without weights reports unused
-pytestmark = [pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
+pytestmark = [pytest.mark.short_fit,
               pytest.mark.filterwarnings("ignore::causefs.model.settings.SettingsWarning")]
 FAST = ["method.max_iter=2", "evaluation.n_runs=1", "evaluation.all_features=false",
         "n_clusters=2", "n_features_to_select=3"]

@@ -23,6 +23,8 @@ from causefs.datasets import (
 )
 from causefs.selectors import Selector, accepts_nuisance, make_selector
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 register_configs()
 
 
@@ -73,6 +75,10 @@ def test_files_hold_z_under_a_key_or_in_columns(tmp_path):
     X, y, site = rng.random((6, 3)), np.arange(6) % 2, np.array(["a", "b"] * 3)
     np.savez(tmp_path / "d.npz", X=X, y=y, site=site)
     assert np.array_equal(load_file(tmp_path / "d.npz", nuisance="site").nuisance, site)
+    np.savez(tmp_path / "short.npz", X=np.ones((6, 2)), site=site[:4])
+    with pytest.raises(DatasetError, match=r"6 samples but the nuisance variables "
+                                           r"\(nuisance='site'\) have 4 rows"):
+        load_file(tmp_path / "short.npz", nuisance="site")
     with pytest.raises(DatasetError, match="has no array 'batch'"):
         load_file(tmp_path / "d.npz", nuisance="batch")
     table = np.column_stack([X, [0, 1, 2, 0, 1, 2], [0.5, 1.5, 2.5, 0.1, 0.2, 0.3], y])
@@ -96,8 +102,8 @@ def test_a_csv_column_of_text_levels_is_a_categorical_z(tmp_path):
     assert data.nuisance.tolist() == ["run1", "run2"] * 3
     lines[3] = "0.2,2,,2"
     (tmp_path / "e.csv").write_text("\n".join(lines) + "\n")
-    with pytest.raises(DatasetError, match="line 4, column 3: the nuisance variable is "
-                                           "missing"):
+    with pytest.raises(DatasetError, match="line 4, column 3 \\('batch'\\): the nuisance "
+                                           "variable is missing"):
         load_file(tmp_path / "e.csv", nuisance="batch")
     lines[3] = "0.2,x,run1,2"
     (tmp_path / "f.csv").write_text("\n".join(lines) + "\n")

@@ -9,6 +9,8 @@ from causefs import CauseFS
 from causefs.budget.memory import parse_bytes, parse_memory_limit
 from causefs.numerics.scaling import constant_features, scale_features
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 HUGE = np.array([[-1e308, 1.0, 7.0], [1e308, 2.0, 7.0], [0.0, 4.0, 7.0], [5e307, 3.0, 7.0]])
 
 

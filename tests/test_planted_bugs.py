@@ -150,3 +150,4 @@ def test_selection_stable_checks_its_settings_by_name():
     rule = SelectionStable(n_selected=4, patience=3)
     assert rule.reason == "top-4 features unchanged for 3 iterations"
     assert SelectionStable().patience == 3 and SelectionStable().n_selected is None
+

@@ -21,6 +21,8 @@ from causefs.qp import QPBackend
 from causefs.qp.gradient_projection_cg import GradientProjectionCGBackend
 from causefs.testing import check_block, check_kernel, check_qp_backend
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 
 class RecenterEmbedding(Block):
     """A third-party descent block: flip the sign of every column of F that points away
@@ -81,7 +83,8 @@ class ThirdParty:
                                "init": ["uniform_weights", "initial_confounders",
                                         "initial_fused_graph", "spectral_embedding",
                                         "initial_selection"],
-                               "loop": ["selection_matrix", "recenter_embedding", "embedding"]})
+                               "loop": ["selection_matrix", "recenter_embedding", "embedding",
+                                        "sample_weights"]})
 
     @hookimpl
     def causefs_register_selectors(self, registry):
@@ -104,7 +107,9 @@ def test_third_party_pieces_are_usable(third_party, blobs):
                                                         n_features_to_select=2))[:2] == [0, 1]
     est = CauseFS(n_clusters=3, schedule="with_recenter", kernel="scaled_linear",
                   qp="short_gpcg", max_iter=2, random_state=0).fit(blobs[0])
-    assert "recenter_embedding" in {r["block"] for r in est.trace_}
+    # every third-party piece ran: the block, and the kernel and QP backend through the
+    # sample-weight step (a schedule without it would leave them unused, and say so)
+    assert {"recenter_embedding", "sample_weights"} <= {r["block"] for r in est.trace_}
 
 
 def test_third_party_pieces_pass_the_shipped_property_suite(third_party):

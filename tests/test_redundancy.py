@@ -7,6 +7,8 @@ import pytest
 from causefs import CauseFS
 from causefs.numerics.correlation import decorrelated_order
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 
 def test_decorrelated_order_by_hand():
     rng = np.random.default_rng(0)

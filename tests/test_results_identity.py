@@ -18,6 +18,8 @@ from causefs.app import provenance
 from causefs.app.configs import register_configs
 from causefs.app.store import SCHEMA_VERSION
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 jsonschema = pytest.importorskip("jsonschema")
 
 register_configs()

@@ -25,6 +25,8 @@ from causefs.plugins import available, parts
 from causefs.testing import cause_fs_objective, check_step
 from conftest import run_engine
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 FULL = resolve_schedule("full")
 STRUCTURAL = {"granularity", "confounders"}
 

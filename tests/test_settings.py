@@ -14,6 +14,8 @@ from causefs.model.settings import DEFAULTS, RESOURCES, check_setting, setting_n
 from causefs.plugins import available, parts
 from causefs.terms import BalanceTerm, RegressionTerm
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 
 def test_the_estimator_signature_is_the_table():
     """Names, order and defaults of CauseFS's parameters are the settings table's."""

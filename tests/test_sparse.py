@@ -14,6 +14,8 @@ from causefs.model.treatments import treatment_coding
 from causefs.numerics.scaling import scale_features
 from causefs.numerics.sparse import column_variance, gram_columns
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 
 def _text_like(n=90, d=200, density=0.05, seed=0):
     """Non-negative sparse data with three groups of samples using different columns."""

@@ -19,6 +19,8 @@ from causefs.app.report import report
 from causefs.app.store import (INVALID_DIR, SCHEMA_VERSION, ResultStore, StoreError, StoreWarning,
                            job_key)
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 JOB = {"method": "spec", "dataset": {"name": "x", "sha256": "0" * 64}}
 RESULT = {"scores": [0.5, 0.1], "features_best_first": [0, 1], "selected_features": [0],
           "metrics": None, "job": JOB}
@@ -396,7 +398,7 @@ def test_a_claim_held_by_another_process_is_not_taken(store):
             assert not claim.held and f"pid {holder.pid} on " in claim.holder
     finally:
         holder.kill()
-        holder.wait()
+        holder.communicate()  # reads and closes its pipe
     # the holder died without releasing anything: its claim is free again
     with store.claim(key) as claim:
         assert claim.held
@@ -413,7 +415,7 @@ def test_a_job_claimed_elsewhere_is_skipped_not_computed(tmp_path, capsys, monke
         assert _run(tmp_path, "method=laplacian_score") is None
     finally:
         holder.kill()
-        holder.wait()
+        holder.communicate()  # reads and closes its pipe
     assert f"is being computed by pid {holder.pid}" in capsys.readouterr().out
 
 

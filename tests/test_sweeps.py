@@ -42,7 +42,7 @@ def test_interrupted_sweep_resumes_without_loss_or_duplicates(tmp_path):
     while time.time() < deadline and len(list(store.glob("*.json"))) < 1:
         time.sleep(0.2)
     os.killpg(first.pid, signal.SIGKILL)  # kill the sweep midway
-    first.wait()
+    first.communicate()  # reaps it and closes its pipes
     done = {p.name: p.read_text() for p in store.glob("*.json")}
     assert 1 <= len(done) < 4, "the kill must land between jobs for this test to mean something"
     second = cli(*sweep, f"hydra.sweep.dir={tmp_path / 'b'}")

@@ -23,6 +23,8 @@ from causefs.terms import (
 )
 from causefs.testing import check_term, states
 
+pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
+
 
 def laplacian(A):
     A = A.toarray() if sp.issparse(A) else A

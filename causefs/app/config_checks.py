@@ -17,6 +17,7 @@ from importlib import resources
 
 from omegaconf import DictConfig, OmegaConf
 
+from ..core.schedule import ScheduleError
 from ..core.validation import (
     BOOLEAN,
     NONE,
@@ -174,6 +175,11 @@ def make_method(cfg: DictConfig):
     _checked(check_choice, "method", name, available_selectors())
     try:
         return make_selector(name, **options)
+    except ScheduleError as error:  # of the schedule as a whole: told under its key
+        message = str(error)
+        message = (f"schedule: {message.removeprefix('method: ')}"
+                   if message.startswith("method: ") else _method_key(message))
+        raise ConfigError(message + _schedule_hint(cfg)) from None
     except InvalidParameterError as error:
         raise ConfigError(_method_key(str(error))) from None
 
@@ -225,3 +231,14 @@ def check_against_data(cfg: DictConfig, method, n_samples: int, n_features: int,
         method.check_data(n_samples, n_features, n_clusters)
     except InvalidParameterError as error:
         raise ConfigError(_method_key(f"method.{error}")) from None
+
+
+def _schedule_hint(cfg: DictConfig) -> str:
+    """Where a schedule without a loop comes from: renaming the default, ``auto``, which
+    is chosen at fit time and has no loop of its own."""
+    schedule = cfg.get("schedule") or {}
+    if "loop" in schedule:
+        return ""
+    return ("; the default schedule ('auto') is chosen at fit time and has no loop to "
+            "change: start from one that has, e.g. schedule=full schedule.name="
+            f"{schedule.get('name', 'mine')}")

@@ -17,6 +17,7 @@ import functools
 import inspect
 import math
 import numbers
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -305,6 +306,10 @@ def check_annotated(key: str, factory, options: Mapping) -> dict:
     return checked
 
 
+#: a message that opens with an option's key (``alpha=-1: ...``, ``kernel.bandwidth=...``)
+_NAMES_AN_OPTION = re.compile(r"^[A-Za-z_]\w*(\[\d+\])?[.=:\[]")
+
+
 def construct(key: str, cls, options: Mapping | None = None):
     """``cls(**options)``, naming the option when one is unknown or refused.
 
@@ -333,6 +338,9 @@ def construct(key: str, cls, options: Mapping | None = None):
     try:
         return cls(**options)
     except InvalidParameterError as error:
-        raise type(error)(f"{key}.{error}") from None
+        # "alpha=-1: ..." becomes "method.alpha=-1: ..."; a message that names no option
+        # ("a schedule needs ...") is told under the key itself
+        joint = "." if _NAMES_AN_OPTION.match(str(error)) else ": "
+        raise type(error)(f"{key}{joint}{error}") from None
     except (ValueError, TypeError) as error:
         raise InvalidParameterError(f"{key}={name}: {error}") from error

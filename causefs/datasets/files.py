@@ -246,17 +246,19 @@ def _csv_width(path: Path, header: list | None, skip: int) -> int:
     return len(rows[0][1])
 
 
-def _csv_nuisance(path: Path, skip: int, columns: list) -> np.ndarray:
+def _csv_nuisance(path: Path, skip: int, columns: list, header) -> np.ndarray:
     """The nuisance columns of a CSV file: numbers where every cell is one (whole numbers
-    as integer labels), else text levels (categorical); an empty cell is an error."""
+    as integer labels), else text levels (categorical); an empty cell is an error naming
+    its line, column and (with a header) the column's name."""
     rows = _csv_rows(path, skip)
     cells = np.array([[row[c].strip() if c < len(row) else "" for c in columns]
                       for _, row in rows], dtype=str)
     for (line, _), values in zip(rows, cells):
-        empty = [columns[j] + 1 for j, value in enumerate(values) if not value]
+        empty = [columns[j] for j, value in enumerate(values) if not value]
         if empty:
-            raise DatasetError(f"{path}, line {line}, column {empty[0]}: the nuisance "
-                               "variable is missing (an empty cell)")
+            named = "" if header is None else f" ({header[empty[0]]!r})"
+            raise DatasetError(f"{path}, line {line}, column {empty[0] + 1}{named}: the "
+                               "nuisance variable is missing (an empty cell)")
     if _numeric(cells.ravel()):
         values = cells.astype(float)
         if np.isfinite(values).all():
@@ -351,7 +353,7 @@ def _load_csv(path: Path, label_column, nuisance):
         _warn_if_last_column_looks_like_labels(path, table, header)
     label = [] if column is None else [numeric.index(column)]
     y = table[:, label[0]] if label else None
-    Z = None if not side else _csv_nuisance(path, skip, side)
+    Z = None if not side else _csv_nuisance(path, skip, side, header)
     names = None if header is None else tuple(header[j] for j in numeric if j != column)
     return np.delete(table, label, axis=1), y, Z if Z is None or several else Z[:, 0], names
 
@@ -477,6 +479,6 @@ def load_file(path: str | os.PathLike, label_column: int | str | None = None,
             Z = _labels_where_whole(Z)
     if Z is not None and Z.shape[0] != X.shape[0]:
         raise DatasetError(f"{source}: {X.shape[0]} samples but the nuisance variables "
-                           f"have {Z.shape[0]} rows")
+                           f"(nuisance={nuisance!r}) have {Z.shape[0]} rows")
     _check_classes(y, source)
     return Dataset(name=path.stem, X=X, y=y, source=source, nuisance=Z, feature_names=names)

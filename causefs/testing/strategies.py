@@ -48,14 +48,18 @@ def random_data(rng: np.random.Generator, n: int, d: int, duplicates: bool) -> n
 
 
 def random_nuisance(rng: np.random.Generator, n: int, X: np.ndarray) -> np.ndarray:
-    """Coded nuisance variables: labels (2 or 3 levels) or one or two covariates, some
-    tied to a column of X (a nuisance that shifts features), some independent of it."""
-    if rng.random() < 0.5:
+    """Coded nuisance variables: labels (2 or 3 levels of at least two samples each; only
+    with ``n >= 4``) or one or two covariates, some tied to a column of X (a nuisance that
+    shifts features), some independent of it."""
+    if rng.random() < 0.5 and n >= 4:
         levels = int(min(rng.integers(2, 4), max(2, n - 2)))
         labels = rng.integers(0, levels, n)
         if rng.random() < 0.5:
             labels = np.where(rng.random(n) < 0.7, (X[:, 0] > 0.5).astype(int), labels)
-        labels[:2] = [0, 1]  # at least two levels
+        labels[:4] = [0, 0, 1, 1]  # at least two levels of two samples
+        # a level of one sample is merged into level 0, as the coding's warning advises
+        # (its effect would be that sample's own values)
+        labels[np.bincount(labels)[labels] == 1] = 0
         return code_nuisance(labels, n)
     width = 1 if n < 6 else int(rng.integers(1, 3))
     covariates = rng.standard_normal((n, width))

@@ -21,7 +21,7 @@ from causefs import CauseFS
 from causefs.app.metrics import kmeans_scores
 
 X, y = load_digits(return_X_y=True)
-selector = CauseFS(n_clusters=10, n_features_to_select=20, max_iter=8,
+selector = CauseFS(n_clusters=10, n_features_to_select=20, max_iter=15,
                    random_state=0)
 selector.fit(X)
 print(f"{selector.n_iter_} iterations, "

@@ -13,7 +13,8 @@ report ``causefs-report`` writes. On the command line the sweep is::
         store.enabled=true
 
 The sizes are small so that the example runs in seconds: 150 samples, 30 features,
-5 iterations, 5 k-means runs. Conclusions need the benchmarks (docs/RESULTS.md).
+at most 30 iterations (each fit stops at its stopping rule), 5 k-means runs.
+Conclusions need the benchmarks (docs/RESULTS.md).
 """
 
 # %%
@@ -35,7 +36,7 @@ register_configs()
 store = Path(tempfile.mkdtemp()) / "store"
 recovered = {}
 small = ["dataset=synthetic", "dataset.n_samples=150",
-         "dataset.n_features=30", "method.max_iter=5",
+         "dataset.n_features=30", "method.max_iter=30",
          "evaluation.n_runs=5", "evaluation.rhos=[5,10]",
          "n_features_to_select=10", "store.enabled=true",
          f"store.dir={store}"]
