@@ -194,6 +194,23 @@ def test_the_python_report_follows_the_fitted_selector(tmp_path):
     assert causefs.plot.report(selector, tmp_path / "fit.png").stat().st_size > 0
 
 
+def test_the_python_report_of_a_fit_with_z_says_which_features_carry_the_clusters():
+    import causefs
+    from causefs import CauseFS
+    from causefs.datasets import make_shifted_clusters
+
+    data = make_shifted_clusters(n_train=200, n_test=10, seed=0)
+    selector = CauseFS(n_clusters=4, n_features_to_select=8, random_state=0).fit(
+        data.X, nuisance=data.environment)
+    summary = causefs.plot.summary(selector)
+    assert summary["details"]["carries_clusters"] == selector.carries_clusters_.tolist()
+    text = causefs.plot.markdown(selector)
+    assert "carries the clusters |" in text
+    first = next(line for line in text.splitlines() if line.startswith("| 1 |"))
+    best = summary["selected_features"][0]
+    assert first.endswith("| yes |" if selector.carries_clusters_[best] else "| no |")
+
+
 def test_the_python_report_names_a_dataframes_columns():
     pd = pytest.importorskip("pandas")
     import causefs

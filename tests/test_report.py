@@ -144,11 +144,12 @@ def test_per_feature_details_are_shown_when_present_and_only_then():
     assert "selection frequency" not in plain and "nuisance share" not in plain
     given = run_markdown(unlabeled(selection_frequency=[0.0, 1.0, 0.8, 0.4],
                                    nuisance_share=[0.5, 0.1, 0.2, 0.9],
-                                   nuisance_share_adjusted=[0.4, 0.05, 0.1, 0.3]))
+                                   nuisance_share_adjusted=[0.4, 0.05, 0.1, 0.3],
+                                   carries_clusters=[True, True, True, False]))
     assert "| rank | column | name | score | selection frequency | nuisance share | " \
-           "nuisance share (adjusted) |" in given
-    assert "| 1 | 1 | b | 0.9 | 1.000 | 0.100 | 0.050 |" in given
-    assert "| 3 | 3 | d | 0.3 | 0.400 | 0.900 | 0.300 |" in given
+           "nuisance share (adjusted) | carries the clusters |" in given
+    assert "| 1 | 1 | b | 0.9 | 1.000 | 0.100 | 0.050 | yes |" in given
+    assert "| 3 | 3 | d | 0.3 | 0.400 | 0.900 | 0.300 | no |" in given
 
 
 def test_the_figure_draws_each_per_feature_detail_and_the_pixels(tmp_path):

@@ -4,9 +4,10 @@ the objective went.
 Works on a result in ``result.json``'s layout (docs/guide/results.md): a store entry,
 a ``result.json`` file, or a fitted estimator's summary (:func:`causefs.plot.summary`).
 :func:`run_markdown` writes the selected features by name with their scores and, where
-the result has them, their selection frequency and nuisance share
-(``details.selection_frequency``, ``details.nuisance_share``,
-``details.nuisance_share_adjusted``: one value per feature, null when not computed) and
+the result has them, their selection frequency, nuisance share and whether they carry
+the clusters (``details.selection_frequency``, ``details.nuisance_share``,
+``details.nuisance_share_adjusted``, ``details.carries_clusters``: one value per
+feature, null when not computed) and
 the objective by term over the iterations; :func:`run_figure` draws the same, and the
 selected pixels over the data's mean image for image data.
 """
@@ -23,7 +24,10 @@ from ..core.extras import require
 #: the column heading the report gives them
 PER_FEATURE_DETAILS = {"selection_frequency": "selection frequency",
                        "nuisance_share": "nuisance share",
-                       "nuisance_share_adjusted": "nuisance share (adjusted)"}
+                       "nuisance_share_adjusted": "nuisance share (adjusted)",
+                       "carries_clusters": "carries the clusters"}
+#: the details that are yes/no per feature (drawn as 1/0)
+YES_NO_DETAILS = ("carries_clusters",)
 
 
 def feature_name(result: dict, column: int) -> str:
@@ -38,6 +42,12 @@ def per_feature_details(result: dict) -> dict:
     n_features = len(result["scores"])
     return {key: np.asarray(details[key], dtype=float) for key in PER_FEATURE_DETAILS
             if details.get(key) is not None and len(details[key]) == n_features}
+
+
+def _cell(key: str, value: float) -> str:
+    if key in YES_NO_DETAILS:
+        return "yes" if value else "no"
+    return f"{value:.3f}"
 
 
 def _data_name(result: dict) -> str:
@@ -61,7 +71,8 @@ def run_markdown(result: dict) -> str:
     for rank, column in enumerate(result["selected_features"], start=1):
         lines.append((f"| {rank} | {column} | {feature_name(result, column)} | "
                       f"{result['scores'][column]:.4g} | "
-                      + "".join(f"{values[column]:.3f} | " for values in extra.values())
+                      + "".join(f"{_cell(key, values[column])} | "
+                                for key, values in extra.items())
                       ).rstrip())
     rows = (result.get("details") or {}).get("objective_by_iteration") or []
     if rows:
