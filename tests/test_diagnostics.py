@@ -67,3 +67,17 @@ def test_estimator_sets_diagnostics(blobs):
     assert uniform.diagnostics_.effective_sample_fraction == pytest.approx(1.0)
     assert uniform.diagnostics_.balance_uniform == pytest.approx(
         uniform.diagnostics_.balance_fitted)
+
+
+def test_the_objective_at_uniform_and_fitted_weights(blobs):
+    """The weights minimize J, every term: fitted J is the loop's last recorded value and
+    no higher than J at uniform weights; without a weight step the two are equal."""
+    X, _ = blobs
+    est = CauseFS(n_clusters=3, max_iter=3, random_state=0).fit(X)
+    diag = est.diagnostics_
+    assert diag.objective_fitted == pytest.approx(est.objective_history_[-1], rel=1e-12)
+    assert diag.objective_fitted <= diag.objective_uniform
+    assert f"the objective (every term) {diag.objective_uniform:.4g} at uniform" in str(diag)
+    uniform = CauseFS(n_clusters=3, max_iter=3, schedule="ablation_I", random_state=0).fit(X)
+    assert uniform.diagnostics_.objective_uniform == pytest.approx(
+        uniform.diagnostics_.objective_fitted, rel=1e-12)

@@ -59,7 +59,12 @@ def describe(summary: dict) -> str:
             f"mean; balance term {s['balance_uniform']:.4g} at uniform weights, "
             f"{s['balance_fitted']:.4g} fitted; per-treatment imbalance mean "
             f"{s['mean_imbalance_uniform']:.4g} -> {s['mean_imbalance_fitted']:.4g}, "
-            f"max {s['max_imbalance_uniform']:.4g} -> {s['max_imbalance_fitted']:.4g}")
+            f"max {s['max_imbalance_uniform']:.4g} -> {s['max_imbalance_fitted']:.4g}"
+            # the weights minimize every term that holds them, not the balance alone: a
+            # balance that rises beside an objective that falls is a trade, not a failure
+            + ("" if s.get("objective_fitted") is None else
+               f"; the objective (every term) {s['objective_uniform']:.4g} at uniform "
+               f"weights, {s['objective_fitted']:.4g} fitted"))
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,11 @@ class WeightDiagnostics:
         weights, with the final confounder sets and the fit's kernel.
     imbalance_uniform, imbalance_fitted : ndarray of shape (d,)
         :func:`treatment_imbalance` per feature at uniform and at the fitted weights.
+    objective_uniform, objective_fitted : float or None
+        The fit's objective J (every term of its schedule) at uniform and at the fitted
+        weights, the other variables as fitted: the weights minimize J, so the balance
+        term alone may rise where the weighted regression and graph terms fall more.
+        None for a problem built without an objective.
     """
 
     effective_sample_size: float
@@ -91,6 +101,8 @@ class WeightDiagnostics:
     balance_fitted: float
     imbalance_uniform: np.ndarray
     imbalance_fitted: np.ndarray
+    objective_uniform: float | None
+    objective_fitted: float | None
 
     def summary(self) -> dict:
         """The scalar diagnostics, with the mean and largest per-treatment imbalance."""
@@ -129,4 +141,7 @@ def weight_diagnostics(state: State) -> WeightDiagnostics:
         balance_fitted=float(balance[1]),
         imbalance_uniform=treatment_imbalance(p.X, p.coding, K, uniform),
         imbalance_fitted=treatment_imbalance(p.X, p.coding, K, mu),
+        objective_uniform=None if p.objective is None else
+        float(p.objective(state.replace(mu=uniform)).total),
+        objective_fitted=None if p.objective is None else float(p.objective(state).total),
     )
