@@ -275,12 +275,12 @@ class CauseFS(SelectorMixin, BaseEstimator):
         (``X - Z Theta``; equal to ``nuisance_share_`` for a schedule that does not
         adjust the data); None without nuisance variables.
     carries_clusters_ : ndarray of shape (n_features,), bool, or None
-        Whether each feature's mean differs between the clusters the fit found given Z,
-        beyond what Z explains (partial F test at 0.01 / n_features; the
-        ``nuisance_effect`` block, docs/MODEL.md); the others rank last: a feature that
-        only Z explains, or nothing does, is not selected before one that carries the
-        clusters. False for constant features; None for a schedule that does not find
-        clusters (every schedule without Z).
+        Whether each feature's mean differs between the clusters found after the loop
+        given Z, beyond what Z explains (partial F test at ``cluster_screen /
+        n_features``; docs/MODEL.md); the others rank last: a feature that only Z
+        explains, or nothing does, is not selected before one that carries the
+        clusters. False for constant features; None without Z, with a schedule that
+        does not use Z, or with ``cluster_screen=None``.
     nuisance_effect_ : ndarray of shape (q, n_features) or None
         The effect of the coded nuisance variables on every (scaled) feature that the fit
         removed (``Theta``, docs/MODEL.md), 0 for constant features; None for a fit
