@@ -49,9 +49,10 @@ def test_objective_is_the_dense_formula(shift):
     X = rng.random((7, 5)) + shift
     W, F, G, V, S = random_state(rng)
     positive = S > 0
-    graph = AdaptiveGraph.from_similarity(S, float(np.sum(S[positive] * np.log(S[positive]))))
-    state = CNAFSResult(W, F, G, V, S, [])
-    ours = cnafs_objective(X - X.mean(axis=0), FactorGram.of(X), state, graph, WEIGHTS)
+    graph = AdaptiveGraph.from_similarity(
+        S.copy(), float(np.sum(S[positive] * np.log(S[positive]))))
+    state = CNAFSResult(W, F, G, V, graph, [])
+    ours = cnafs_objective(X - X.mean(axis=0), FactorGram.of(X), state, WEIGHTS)
     assert ours == pytest.approx(dense_objective(X, W, F, G, V, S), rel=1e-10)
 
 
@@ -157,7 +158,7 @@ def test_factor_updates_split_the_objective_gradient(shift):
     rng = np.random.default_rng(6)
     X = rng.random((7, 5)) + shift
     W, F, G, V, S = random_state(rng)
-    graph = AdaptiveGraph.from_similarity(S, 0.0)
+    graph = AdaptiveGraph.from_similarity(S.copy(), 0.0)
     gram = FactorGram.of(X)
 
     def numeric_gradient(block, rebuild):
