@@ -214,6 +214,8 @@ def test_bad_data_is_refused_with_the_reason():
         CNAFS().score(X, n_clusters=5, n_features_to_select=2)
     with pytest.raises(ValueError, match="at least 2 samples"):
         CNAFS().solve(X[:1], n_clusters=1)  # (score gives one sample's features -1)
+    with pytest.raises(ValueError, match="NaN or infinite values"):
+        CNAFS().score(np.where(X > 0.9, np.nan, X), n_clusters=2, n_features_to_select=2)
     with pytest.raises(ValueError, match="overflow the sample Gram"):
         CNAFS().score(X * 1e306, n_clusters=2, n_features_to_select=2)
 

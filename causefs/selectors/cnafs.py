@@ -276,7 +276,8 @@ class CNAFS(Selector):
     -1.
 
     Cost: two dense n x n matrices live (the Gram ``XX'`` and the graph, built in one
-    buffer), three at the peak (3.04 n^2 floats measured by tracemalloc at n = 1500;
+    buffer; one more, the Gram's negative part, for data with negative entries), three
+    at the peak (3.04 n^2 floats measured by tracemalloc at n = 1500;
     2.1 GB at n = 9298); ``O(n^2 (c + m))`` an iteration plus ``O(n^2 c)`` a power
     iteration. The W step
     solves a d x d system when d <= n and an n x n one otherwise (never d x d when
@@ -358,12 +359,16 @@ class CNAFS(Selector):
             return self.solve(X[:, ~constant], n_clusters=n_clusters,
                               random_state=random_state).W
 
-        return row_norm_scores(X, fit_weights)
+        return row_norm_scores(_checked_data(X), fit_weights)
 
 
 def _checked_data(X) -> np.ndarray:
-    """``X`` as floats; refuses values whose sample Gram ``XX'`` would overflow."""
+    """``X`` as floats; refuses missing or infinite values and values whose sample Gram
+    ``XX'`` would overflow."""
     X = np.asarray(X, dtype=float)
+    if not np.isfinite(X).all():
+        raise ValueError("X has NaN or infinite values: CNAFS needs finite features "
+                         "(impute or drop them first)")
     largest = float(np.abs(X).max()) if X.size else 0.0
     if largest > np.sqrt(np.finfo(float).max / (4 * max(X.shape[1], 1))):
         raise ValueError(f"values up to {largest:.3g} overflow the sample Gram XX': scale "
