@@ -181,9 +181,10 @@ def test_factor_updates_split_the_objective_gradient(shift):
 
 @pytest.mark.parametrize("options", [{}, dict(beta=1e-2), dict(beta=1e-2, gamma=10.0,
                                                                 epsilon=1.0, lam=0.1)])
-def test_objective_never_rises(separated_blobs, options):
+@pytest.mark.parametrize("shift", [0.0, -0.5])  # [0, 1] data, and centred data (XX' mixed)
+def test_objective_never_rises(separated_blobs, options, shift):
     X, _ = separated_blobs
-    history = CNAFS(tol=0, max_iter=60, **options).solve(X, n_clusters=3).objective
+    history = CNAFS(tol=0, max_iter=60, **options).solve(X + shift, n_clusters=3).objective
     assert len(history) == 60
     assert np.all(np.diff(history) <= 1e-9 * np.abs(history[:-1]))
 
