@@ -194,7 +194,7 @@ class CNAFS(Selector):
     52(6), 5522-5534. With our ``X`` (n, d), ``H = I - 11'/n``, pseudo-labels ``F``
     (n, c), the convex NMF ``X' ~ X'GV`` (each sample a non-negative combination of
     the samples' combinations, ``G`` (n, m), ``V`` (m, n)) and a graph ``S`` (n, n)
-    learned from both, CNAFS solves
+    learned from both, CNAFS solves::
 
         min ||X' - X'GV||^2 + ||H(XW - F)||^2 + lam ||W||_2,1
             + 2 alpha (Tr(F'LF) + beta sum_ij s_ij ln s_ij) + gamma Tr(VLV')
