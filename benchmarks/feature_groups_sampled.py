@@ -50,11 +50,18 @@ def genes(seed: int, d: int = 6000, sizes=(50, 40, 30), informative: int = 60,
     y = np.repeat(np.arange(len(sizes)), sizes)
     n = y.size
     X = rng.normal(size=(n, d))
-    order = rng.permutation(d)
+    order = rng.permutation(d)  # order[:informative] are the informative genes
     for members in order[informative:informative + modules * module_size].reshape(modules, -1):
         X[:, members] += np.outer(rng.normal(size=n), rng.uniform(1.0, 2.5, module_size))
     X[:, order[:informative]] += rng.normal(0, effect, (len(sizes), informative))[y]
     return X * np.exp(rng.normal(0, 0.7, d)), y
+
+
+def informative_genes(seed: int, d: int = 6000, informative: int = 60) -> np.ndarray:
+    """The informative genes of :func:`genes` (its first draws, repeated)."""
+    rng = np.random.default_rng(seed)
+    rng.normal(size=(120, d))
+    return rng.permutation(d)[:informative]
 
 
 CASES = {"jaffe_up": jaffe_up, "genes": genes,
