@@ -48,13 +48,14 @@ TARGETS = [
     ("umist", 1.5, None, None),
     ("coil20", 2.5, None, None),
     ("coil20/ablation_I", None, None, None),
+    ("coil20/full", None, None, None),  # the paper's loop (the default is CAUSE-FS-I)
     ("usps", 6, 1, None),
     ("synthetic:1000x100:4", 0.5, None, None),
     ("synthetic:100000x256", 60, 3, None),
     ("synthetic:1000000x64", 600, 8, 0),
     ("synthetic:10000000x16", None, None, 0),
 ]
-#: the full schedule's time over its ablation I's, on COIL20
+#: the full schedule's time over its ablation I's (the default's), on COIL20
 ABLATION_RATIO = 1.3
 #: the shared datasets' time over NDFS's in the same run
 NDFS_RATIO = 3.0
@@ -228,7 +229,7 @@ def report(args):
             print("| " + " | ".join(_estimate_row(case, found["estimate"])) + " |")
         elif found["new"] is not None:
             print("| " + " | ".join(str(c) for c in _row(
-                case, target, memory, found, stored.get("coil20__new"))) + " |")
+                case, target, memory, found, stored.get("coil20-ablation_I__new"))) + " |")
     machines = {json.dumps(r["machine"], sort_keys=True) for r in stored.values()}
     print("\nmachine: " + "; ".join(sorted(machines)))
 
@@ -240,7 +241,7 @@ def _estimate_row(case, result) -> list:
     return cells + ["-"] * 7 + [f"{result['time_estimate']:.0f} (estimated)", "-", "-"]
 
 
-def _row(case, target, memory, found, coil) -> list:
+def _row(case, target, memory, found, ablation) -> list:
     """A table row: the new fit, the reference, the baselines and the verdict (on the
     wall time)."""
     new, ref, base = found["new"], found["reference"], found["baselines"]
@@ -252,8 +253,8 @@ def _row(case, target, memory, found, coil) -> list:
     if memory is not None:
         verdict.append(("met" if gib(new["peak_rss"]) <= memory else "missed")
                        + f" (≤ {memory} GB)")
-    if case == "coil20/ablation_I" and coil is not None:
-        ratio = coil["fit_seconds"] / seconds
+    if case == "coil20/full" and ablation is not None:
+        ratio = seconds / ablation["fit_seconds"]
         verdict.append(f"full / ablation_I = {ratio:.2f} "
                        + ("met" if ratio <= ABLATION_RATIO else "missed")
                        + f" (≤ {ABLATION_RATIO})")

@@ -11,6 +11,11 @@ Datasets: the eight of ``$CAUSEFS_DATA/dev`` (read with :func:`causefs.datasets.
 never copied), the paper's four (:func:`causefs.datasets.load_dataset`) and scikit-learn's
 digits. Protocol: features min-max scaled, each method ranks them (seed 0), k-means++ runs
 20 times (seeds 0..19) on the top 10, 20 and 50 features (those below d); ACC and NMI.
+``--resamples R`` repeats every job on R - 1 random subsamples of 80 % of the samples
+(drawn with seeds 1..R-1, the same for every method; resample 0 is the whole dataset):
+a row is then the mean over the resamples and the tables show the spread of those means,
+which tells a difference between methods from the data's luck (the fits themselves are
+deterministic given the data).
 ``random_features`` is drawn 20 times (seeds 0..19) and its row is the mean of the draws;
 ``all_features`` is k-means on every feature. A selector that takes longer than
 ``--max-seconds`` (by an estimate from its last run, or on the run itself) is recorded as
@@ -48,6 +53,7 @@ DATASETS = DEV + PAPER + ("digits",)
 RHOS = (10, 20, 50)
 N_RUNS = 20
 RANDOM_DRAWS = 20
+RESAMPLE_FRACTION = 0.8
 #: the selectors the issue's third target compares CAUSE-FS with
 STRONG = ("variance", "laplacian_score", "mcfs", "ndfs", "fsdk")
 BEGIN, END = "<!-- dev-benchmark:begin -->", "<!-- dev-benchmark:end -->"
@@ -72,11 +78,27 @@ def selector(method: str):
     return make_selector(name, **{key: yaml.safe_load(value) for key, value in pairs})
 
 
-def job_path(store: Path, dataset: str, method: str, seed: int) -> Path:
+def job_path(store: Path, dataset: str, method: str, seed: int, resample: int = 0) -> Path:
     options = selector(method).result_options()
     digest = hashlib.sha256(canonical(options).encode()).hexdigest()[:12]
     name = method.partition(":")[0]  # the options are in the digest
-    return store / f"{dataset}__{name}__{digest}__seed{seed}.json"
+    part = f"__resample{resample}" if resample else ""  # resample 0 keeps the old names
+    return store / f"{dataset}__{name}__{digest}__seed{seed}{part}.json"
+
+
+def resample(X, y, number: int):
+    """The data of resample ``number``: all of it for 0, else a seeded subsample of
+    ``RESAMPLE_FRACTION`` of the rows (sorted, so the row order stays the file's)."""
+    if number == 0:
+        return X, y
+    rng = np.random.default_rng(number)
+    rows = np.sort(rng.choice(len(y), size=int(RESAMPLE_FRACTION * len(y)), replace=False))
+    return X[rows], y[rows]
+
+
+def method_seeds(method: str) -> range:
+    """Random features are drawn 20 times; every other method is fitted once (seed 0)."""
+    return range(RANDOM_DRAWS if method == "random_features" else 1)
 
 
 def run_job(X, y, method: str, seed: int) -> dict:
@@ -94,52 +116,75 @@ def run_job(X, y, method: str, seed: int) -> dict:
             "source_sha256": source_sha256(), "vcs_revision": vcs_revision()}
 
 
-def run(store: Path, datasets, methods, max_seconds: float) -> None:
+def run(store: Path, datasets, methods, max_seconds: float, resamples: int = 1) -> None:
     for dataset in datasets:
-        X, y = load(dataset)
-        for method in methods:
-            for seed in range(RANDOM_DRAWS if method == "random_features" else 1):
-                path = job_path(store, dataset, method, seed)
-                if path.exists():
-                    continue
-                try:
-                    result = run_job(X, y, method, seed)
-                except MemoryError as error:  # recorded, so the row says why it is empty
-                    result = {"method": method, "seed": seed, "error": str(error)}
-                if result.get("fit_seconds", 0) > max_seconds:
-                    result["timed_out"] = True
-                write_json_atomic(path, {"dataset": dataset, **result})
-                print(f"{dataset} {method} seed {seed}: "
-                      + (f"{result['fit_seconds']:.1f} s, ACC@20 "
-                         f"{result['scores'].get('20', {}).get('acc_mean', float('nan')):.3f}"
-                         if "scores" in result else result["error"]), flush=True)
+        for number in range(resamples):
+            X, y = resample(*load(dataset), number)
+            for method in methods:
+                run_method(store, dataset, X, y, method, max_seconds, number)
 
 
-def collect(store: Path, methods) -> dict:
-    """``{dataset: {method: {"acc": {rho: (mean, std)}, "nmi": ..., "seconds": s}}}``
-    from the entries of the current options (random features: means over the draws)."""
+def run_method(store, dataset, X, y, method, max_seconds, number) -> None:
+    for seed in method_seeds(method):
+        path = job_path(store, dataset, method, seed, number)
+        if path.exists():
+            continue
+        try:
+            result = run_job(X, y, method, seed)
+        except MemoryError as error:  # recorded, so the row says why it is empty
+            result = {"method": method, "seed": seed, "error": str(error)}
+        if result.get("fit_seconds", 0) > max_seconds:
+            result["timed_out"] = True
+        write_json_atomic(path, {"dataset": dataset, "resample": number, **result})
+        print(f"{dataset} resample {number} {method} seed {seed}: "
+              + (f"{result['fit_seconds']:.1f} s, ACC@20 "
+                 f"{result['scores'].get('20', {}).get('acc_mean', float('nan')):.3f}"
+                 if "scores" in result else result["error"]), flush=True)
+
+
+def collect(store: Path, methods, resamples: int = 1) -> dict:
+    """``{dataset: {method: {"acc": {rho: (mean, std)}, "nmi": ..., "seconds": s,
+    "spread": {metric: {rho: std}}}}}`` from the entries of the current options. Random
+    features: means over the draws; then means over the resamples, where ``spread`` is
+    the standard deviation of the per-resample means. A method's row needs every
+    resample, so rows compare the same data."""
     table: dict = {}
     for dataset in DATASETS:
         for method in methods:
-            entries = []
-            for seed in range(RANDOM_DRAWS if method == "random_features" else 1):
-                path = job_path(store, dataset, method, seed)
-                if path.exists():
-                    entry = json.loads(path.read_text())
-                    if "scores" in entry:
-                        entries.append(entry)
-            if not entries:
+            rows = [stored_row(store, dataset, method, number) for number in range(resamples)]
+            if not rows or any(row is None for row in rows):
                 continue
-            row = {"seconds": float(np.mean([e["fit_seconds"] for e in entries])),
-                   "draws": len(entries)}
-            for metric in ("acc", "nmi"):
-                row[metric] = {rho: (float(np.mean([e["scores"][rho][f"{metric}_mean"]
-                                                    for e in entries])),
-                                     float(np.mean([e["scores"][rho][f"{metric}_std"]
-                                                    for e in entries])))
-                               for rho in entries[0]["scores"]}
-            table.setdefault(dataset, {})[method] = row
+            table.setdefault(dataset, {})[method] = {
+                "seconds": float(np.mean([row["seconds"] for row in rows])),
+                "draws": rows[0]["draws"],
+                **{metric: {rho: (float(np.mean([row[metric][rho][0] for row in rows])),
+                                  float(np.mean([row[metric][rho][1] for row in rows])))
+                            for rho in rows[0][metric]} for metric in ("acc", "nmi")},
+                "spread": {metric: {rho: float(np.std([row[metric][rho][0] for row in rows]))
+                                    for rho in rows[0][metric]} for metric in ("acc", "nmi")}}
     return table
+
+
+def stored_row(store: Path, dataset: str, method: str, number: int) -> dict | None:
+    """One resample's row: means over the stored draws (random features) or the fit."""
+    entries = []
+    for seed in method_seeds(method):
+        path = job_path(store, dataset, method, seed, number)
+        if path.exists():
+            entry = json.loads(path.read_text())
+            if "scores" in entry:
+                entries.append(entry)
+    if not entries:
+        return None
+    row = {"seconds": float(np.mean([e["fit_seconds"] for e in entries])),
+           "draws": len(entries)}
+    for metric in ("acc", "nmi"):
+        row[metric] = {rho: (float(np.mean([e["scores"][rho][f"{metric}_mean"]
+                                            for e in entries])),
+                             float(np.mean([e["scores"][rho][f"{metric}_std"]
+                                            for e in entries])))
+                       for rho in entries[0]["scores"]}
+    return row
 
 
 def ranks(table: dict, methods, rho="20", metric="acc") -> dict:
@@ -163,9 +208,13 @@ def label(method: str) -> str:
     return (cls.display_name or cls.name) + (f" ({options})" if options else "")
 
 
-def markdown(table: dict, methods, rho="20") -> str:
+def markdown(table: dict, methods, rho="20", resamples: int = 1) -> str:
     datasets = [d for d in DATASETS if d in table]
-    lines = []
+    lines = [] if resamples == 1 else [
+        f"Each row is the mean over {resamples} resamples (the whole dataset and "
+        f"{resamples - 1} random subsamples of {RESAMPLE_FRACTION:.0%} of its samples); "
+        "± is the standard deviation of the per-resample means where it is 0.5 points or "
+        "more.", ""]
     for metric in ("acc", "nmi"):
         complete = ranks(table, methods, rho, metric)
         lines += [f"### {metric.upper()} (%) at {rho} features (k-means x {N_RUNS})", "",
@@ -178,6 +227,9 @@ def markdown(table: dict, methods, rho="20") -> str:
                 best = max((table[d][m][metric][rho][0] for m in methods
                             if rho in table[d].get(m, {}).get(metric, {})), default=None)
                 text = f"{100 * value[0]:.1f}" if value else ""
+                spread = table[d].get(method, {}).get("spread", {}).get(metric, {}).get(rho)
+                if value and spread and spread >= 0.005:
+                    text += f" ± {100 * spread:.1f}"
                 cells.append(f"**{text}**" if value and value[0] == best else text)
             mean_rank = np.mean([r[method] for r in complete.values()]) if complete else np.nan
             wins = sum(1 for d in datasets if "random_features" in table[d]
@@ -212,11 +264,15 @@ def targets(table: dict, methods, rho="20") -> str:
               and acc(d, "causefs") >= max(acc(d, m) for m in strong)]
         lines.append(f"- >= the best of {', '.join(label(m) for m in strong)}: {len(ok)} "
                      f"of {len(have)}")
-    complete = ranks(table, methods, rho)
-    if complete:
-        mean = {m: np.mean([r[m] for r in complete.values()]) for m in methods}
-        order = sorted(methods, key=mean.get)
-        lines.append("- mean rank: " + ", ".join(f"{label(m)} {mean[m]:.2f}" for m in order))
+    selectors = [m for m in methods if m != "all_features"]
+    for rows, text in ((methods, "mean rank"),
+                       (selectors, "mean rank among the selectors and random features")):
+        complete = ranks(table, rows, rho)
+        if complete:
+            mean = {m: np.mean([r[m] for r in complete.values()]) for m in rows}
+            order = sorted(rows, key=mean.get)
+            lines.append(f"- {text}: "
+                         + ", ".join(f"{label(m)} {mean[m]:.2f}" for m in order))
     return "\n".join(lines)
 
 
@@ -262,6 +318,8 @@ def main(argv=None):
     parser.add_argument("--store", type=Path, default=ROOT / "results" / "dev_benchmark")
     parser.add_argument("--max-seconds", type=float, default=600.0,
                         help="a fit longer than this is marked timed out in its entry")
+    parser.add_argument("--resamples", type=int, default=1,
+                        help="also run on R-1 random 80%% subsamples; report the means")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--figure", type=Path,
                         default=ROOT / "docs" / "results" / "dev_benchmark_acc20.png")
@@ -270,10 +328,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     methods = args.methods or available_selectors()
     if not args.report_only:
-        run(args.store, args.datasets, methods, args.max_seconds)
-    methods = args.methods or available_selectors()
-    table = collect(args.store, methods)
-    text = markdown(table, methods) + "\n\nCAUSE-FS against the targets (ACC at 20):\n\n" \
+        run(args.store, args.datasets, methods, args.max_seconds, args.resamples)
+    table = collect(args.store, methods, args.resamples)
+    text = markdown(table, methods, resamples=args.resamples) + "\n\nCAUSE-FS against the targets (ACC at 20):\n\n" \
         + targets(table, methods)
     print(text)
     if args.write_results:

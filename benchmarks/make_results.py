@@ -46,6 +46,8 @@ def regenerate(store: Path, out: Path) -> None:
     from causefs.app.report import report
 
     tables = report(store, out, rho=20, tune=("alpha", "lam", "beta"))
+    # the per-run reports (out/runs, not committed) are listed in tables.md, not here
+    tables = tables.partition("## Runs\n")[0].rstrip() + "\n"
     text = RESULTS.read_text() if RESULTS.exists() else f"{BEGIN}\n{END}\n"
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)

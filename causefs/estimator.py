@@ -136,10 +136,11 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Registered schedule (``full``, ``ablation_I``, ``ablation_II``, ``dwr``,
         ``srdo``; ``nuisance_adjusted``, ``nuisance_centered``, ``nuisance_balanced``,
         which need nuisance variables) or a custom one, whose entries may be block
-        instances. ``"auto"`` is ``full`` (the paper's Algorithm 1)
-        for a fit without nuisance variables and ``nuisance_adjusted`` for a fit given
-        them (:meth:`fit`'s ``nuisance``; the schedule measured best with them,
-        docs/RESULTS.md).
+        instances. ``"auto"`` is ``ablation_I`` (CAUSE-FS-I: the paper's Algorithm 1
+        without its balance term and sample weights) for a fit without nuisance
+        variables and ``nuisance_adjusted`` (the same loop adjusted for Z) for a fit
+        given them (:meth:`fit`'s ``nuisance``); each the schedule measured best,
+        docs/RESULTS.md. ``"full"`` is the paper's Algorithm 1.
     kernel : str, mapping or Kernel, default="linear"
         MMD kernel (``linear``, ``rbf``); a mapping passes options,
         ``{"name": "rbf", "n_components": 100}``.
@@ -258,9 +259,10 @@ class CauseFS(SelectorMixin, BaseEstimator):
         The objective's terms, each ``{"name": ..., **options}`` with its weight (the
         schedule's ``terms``; ``ablation_I`` has no balance term).
     sample_weight_ : ndarray of shape (n_samples,)
-        Learned sample weights mu.
+        Learned sample weights mu (uniform, all ones, for a schedule without the
+        ``sample_weights`` block, the default's among them).
     schedule_ : str
-        The name of the schedule the fit ran (``"auto"`` resolved: ``full`` or
+        The name of the schedule the fit ran (``"auto"`` resolved: ``ablation_I`` or
         ``nuisance_adjusted``).
     selection_frequency_ : ndarray of shape (n_features,) or None
         The fraction of ``stability_subsamples`` subsample fits in which each feature

@@ -41,7 +41,9 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "_generated", "auto_examples/*.ipynb", "auto_examples/*.py",
-                    "auto_examples/*.zip", "auto_examples/*.md5", "**/*.codeobj.json"]
+                    "auto_examples/*.zip", "auto_examples/*.md5", "**/*.codeobj.json",
+                    # what benchmarks/make_results.py writes beside the committed figures
+                    "results/runs", "results/tables.md"]
 templates_path = ["_templates"]
 
 # the Markdown pages (MODEL.md, ERRORS.md, ...) link to each other and to headings

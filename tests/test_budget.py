@@ -90,17 +90,18 @@ def test_a_plugin_part_is_estimated_and_refused(blobs, monkeypatch):
     with pytest.raises(MemoryLimitError, match="costly: .* make the costly block cheaper"):
         CauseFS(n_clusters=3, schedule=heavy, memory_limit="1GB").fit(blobs[0])
     slow = Schedule("slow", full.init, (*full.loop, _Costly(flops=1e12)))
-    quick = CauseFS(n_clusters=3, max_iter=2, random_state=0).fit(blobs[0])
+    quick = CauseFS(n_clusters=3, max_iter=2, random_state=0, schedule="full").fit(blobs[0])
     long = CauseFS(n_clusters=3, schedule=slow, max_iter=2, random_state=0).fit(blobs[0])
     assert long.time_estimate_ == pytest.approx(quick.time_estimate_ + 2 * 1e12 / BLAS_RATE)
 
 
-def test_the_default_fit_is_estimated_from_its_parts():
+def test_the_full_fit_is_estimated_from_its_parts():
     """The blocks, the kernel and the QP backend all count: the dense QP and the exhaustive
     neighbour search add their n x n phases, the balance term its products."""
     n, d = 5000, 100
-    fast = estimate(n, d, Settings(n_clusters=5))
-    dense = estimate(n, d, Settings(n_clusters=5, qp="cvxpy", neighbor_algorithm="all"))
+    fast = estimate(n, d, Settings(n_clusters=5, schedule="full"))
+    dense = estimate(n, d, Settings(n_clusters=5, schedule="full", qp="cvxpy",
+                                    neighbor_algorithm="all"))
     assert dense.memory.phases["dense_qp"] >= 20 * n * n * 8
     assert dense.memory.phases["graph_candidates"] == 5 * n * n * 8
     assert "dense_qp" not in fast.memory.phases

@@ -86,10 +86,11 @@ def test_a_requirement_must_be_a_constructor_argument_the_engine_provides(monkey
 
 
 def test_builtin_blocks_get_the_estimator_settings(blobs):
-    est = CauseFS(n_clusters=3, sigma=0.9, max_granularity=2, max_iter=1,
+    est = CauseFS(n_clusters=3, sigma=0.9, max_granularity=2, max_iter=1, schedule="full",
                   random_state=0).fit(blobs[0])
     assert est.groups_.max() + 1 <= 2
-    low = CauseFS(n_clusters=3, sigma=0.0, max_iter=1, random_state=0).fit(blobs[0])
+    low = CauseFS(n_clusters=3, sigma=0.0, max_iter=1, random_state=0,
+                  schedule="full").fit(blobs[0])
     assert est.confounders_.nnz < low.confounders_.nnz  # sigma reached the confounders
 
 
@@ -178,7 +179,8 @@ def test_the_scheduler_minimizes_whatever_objective_it_is_given(blobs):
 
 
 def test_qp_iterations_reach_the_trace_and_convergence_the_estimator(blobs):
-    est = CauseFS(n_clusters=3, max_iter=2, tol=0.0, random_state=0).fit(blobs[0])
+    est = CauseFS(n_clusters=3, max_iter=2, tol=0.0, random_state=0,
+                  schedule="full").fit(blobs[0])
     records = [r for r in est.trace_ if r["block"] == "sample_weights"]
     assert len(records) == 2
     assert all(r["info"]["qp_iterations"] >= 1 and isinstance(r["info"]["qp_converged"], bool)

@@ -59,11 +59,16 @@ def test_fitted_attributes(blobs):
     assert np.all(est.scores_[est.support_] >= est.scores_[~est.support_].max())
     assert np.allclose(est.scores_, np.linalg.norm(est.W_, axis=1))
     assert est.W_.shape == (d, 3)
-    assert est.sample_weight_.sum() == pytest.approx(X.shape[0])  # mean_one
+    assert np.all(est.sample_weight_ == 1.0)  # the default (CAUSE-FS-I) fits no weights
     assert est.groups_.shape == (d,) and est.groups_.min() >= 0
     assert est.confounders_.shape == (d, d)
     assert len(est.objective_history_) == est.n_iter_ + 1
-    assert {r["block"] for r in est.trace_} >= {"selection_matrix", "sample_weights"}
+    blocks = {r["block"] for r in est.trace_}
+    assert blocks >= {"selection_matrix", "granular_graphs", "granularity"}
+    assert "sample_weights" not in blocks and est.schedule_ == "ablation_I"
+    weighted = CauseFS(n_features_to_select=5, schedule="full", **FAST).fit(X)
+    assert weighted.sample_weight_.sum() == pytest.approx(X.shape[0])  # mean_one
+    assert not np.allclose(weighted.sample_weight_, 1.0)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -178,7 +183,8 @@ def test_clone_and_instances_as_parameters(blobs):
     from causefs.qp.projected_gradient import ProjectedGradientBackend
 
     X, _ = blobs
-    est = CauseFS(**FAST, kernel=RBFKernel("exact"), qp=ProjectedGradientBackend())
+    est = CauseFS(**FAST, kernel=RBFKernel("exact"), qp=ProjectedGradientBackend(),
+                  schedule="full")
     assert clone(est).fit(X).scores_.shape == (12,)
 
 

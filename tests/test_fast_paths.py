@@ -132,7 +132,7 @@ def test_refine_neighbours_recovers_the_exact_knn():
 def test_approximate_granular_graphs_still_descend(blobs):
     """The S block with the warm-started search: J (gamma substituted) never rises."""
     X = scale_features(blobs[0])
-    result = run_engine(X, n_clusters=3, beta=1e-3, lam=0.1, max_iter=2,
+    result = run_engine(X, n_clusters=3, beta=1e-3, lam=0.1, max_iter=2, schedule="full",
                         neighbor_algorithm="approximate")
     state = result.state
     for _ in range(3):
@@ -143,7 +143,7 @@ def test_budgeted_float32_solve_reaches_the_exact_optimum(blobs):
     """With enough products the float32 solve with the float64 gradient shift finds the
     float64 optimum; with a small budget it never does worse than the warm start."""
     X = scale_features(blobs[0])
-    state = run_engine(X, n_clusters=3, beta=1e-1, lam=0.1, max_iter=1).state
+    state = run_engine(X, n_clusters=3, beta=1e-1, lam=0.1, max_iter=1, schedule="full").state
     qp = sample_weight_qp(state)
     exact = resolve_qp({"name": "gradient_projection_cg", "rtol": 1e-14,
                         "max_iter": 100_000}).solve(qp, state.mu).value
@@ -223,7 +223,8 @@ def test_granularity_rebuilds_only_the_graphs_of_changed_groups(blobs):
     from causefs.blocks import GranularityBlock
 
     X = scale_features(blobs[0])
-    state = run_engine(X, n_clusters=3, beta=1e-3, lam=0.1, max_iter=1).state
+    state = run_engine(X, n_clusters=3, beta=1e-3, lam=0.1, max_iter=1,
+                       schedule="full").state
     block = GranularityBlock(max_granularity=3)
     once = block.step(state)
     again = block.step(once)  # same W: the same groups, every graph kept

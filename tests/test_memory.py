@@ -49,7 +49,7 @@ def test_default_fit_allocates_nothing_n_by_n():
 def test_the_guard_names_a_setting_that_fits(options, phase):
     X = np.random.default_rng(0).random((6000, 8))
     with pytest.raises(MemoryLimitError, match=phase):
-        CauseFS(n_clusters=3, memory_limit="500MB", **options).fit(X)
+        CauseFS(n_clusters=3, memory_limit="500MB", schedule="full", **options).fit(X)
 
 
 def test_the_guard_can_be_switched_off(monkeypatch):
@@ -64,8 +64,8 @@ def test_the_guard_can_be_switched_off(monkeypatch):
 
 
 def test_estimates_grow_with_the_dense_paths():
-    fast = estimate(5000, 100, Settings(n_clusters=5)).memory
-    dense = estimate(5000, 100, Settings(n_clusters=5, qp="cvxpy",
+    fast = estimate(5000, 100, Settings(n_clusters=5, schedule="full")).memory
+    dense = estimate(5000, 100, Settings(n_clusters=5, schedule="full", qp="cvxpy",
                                          neighbor_algorithm="all")).memory
     assert dense.peak > 20 * 5000**2 * 8 > fast.peak
 

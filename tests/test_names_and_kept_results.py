@@ -160,13 +160,17 @@ def test_the_printed_objective_says_why_it_rises_and_why_it_is_negative():
 
 
 def test_no_sample_weight_line_without_fitted_weights():
-    selector = CauseFSSelector(max_iter=2)
     X = np.random.default_rng(0).normal(size=(30, 5))
+    selector = CauseFSSelector(max_iter=2, schedule="full")
     selector.score(X, n_clusters=2, n_features_to_select=2)
     details = selector.details()
     assert any(line.startswith("sample weights") for line in selector.describe(details))
     details["sample_weight"] = [1.0] * 30  # uniform: no block moved them
     assert not any(line.startswith("sample weights") for line in selector.describe(details))
+    default = CauseFSSelector(max_iter=2)  # CAUSE-FS-I: no sample-weight block
+    default.score(X, n_clusters=2, n_features_to_select=2)
+    assert not any(line.startswith("sample weights")
+                   for line in default.describe(default.details()))
 
 
 def _fitted(X, **params):

@@ -133,3 +133,27 @@ def test_graph_memory_estimate_bounds_the_measured_peak_of_the_graph_blocks(bloc
     finally:
         tracemalloc.stop()
     assert peak <= estimate <= 3 * peak, (peak, estimate)
+
+
+def test_the_clusters_are_found_on_the_top_features_only():
+    """``clusters_of_top_features`` runs the conditional k-means on exactly the ``top *
+    n_clusters`` features of largest score (chosen here by a sort written out), not on
+    all features nor on ``top`` of them: on noise every other set of columns gives other
+    clusters, which the last lines check so that the test can fail."""
+    from sklearn.metrics import adjusted_rand_score
+
+    from causefs.model.nuisance_coding import code_nuisance
+    from causefs.numerics.nuisance_effects import clusters_of_top_features, conditional_kmeans
+
+    rng = np.random.default_rng(3)
+    n, d = 90, 40
+    X = rng.random((n, d))
+    Z = code_nuisance(rng.integers(0, 2, n), n)
+    scores = rng.random(d)
+    labels, chosen = clusters_of_top_features(X, Z, scores, 3, top=2, seed=1)
+    expected = sorted(range(d), key=lambda f: -scores[f])[:6]
+    assert sorted(chosen.tolist()) == sorted(expected)
+    assert np.array_equal(labels, conditional_kmeans(X[:, expected], Z, 3, n_init=4, seed=1))
+    for other in (list(range(d)), expected[:2]):  # all features; top, not top * n_clusters
+        assert adjusted_rand_score(labels, conditional_kmeans(X[:, other], Z, 3, n_init=4,
+                                                              seed=1)) < 0.9

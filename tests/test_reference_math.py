@@ -387,7 +387,7 @@ def test_the_float32_mu_model_has_the_exact_gradient_at_its_warm_start(blobs):
             return QPResult(x=x0, value=qp.value(x0), n_iter=0, converged=True)
 
     state = run_engine(scale_features(blobs[0]), n_clusters=3, beta=0.1, lam=0.1,
-                       max_iter=2).state
+                       max_iter=2, schedule="full").state
     spy = Spy()
     SampleWeightsBlock(spy, precision="float32").step(state)
     model, mu = spy.received

@@ -135,12 +135,11 @@ def test_result_json_is_what_its_schema_documents(tmp_path, overrides):
         # the settings the fit ran with, and the objective's terms with their weights
         assert result["details"]["settings"]["max_iter"] == 2
         assert result["details"]["settings"]["schedule"] == {"name": "auto"}
-        assert result["details"]["schedule"] == "full"  # auto without nuisance variables
+        assert result["details"]["schedule"] == "ablation_I"  # auto without Z
         assert result["details"]["selection_frequency"] is None  # not asked for
         assert result["details"]["nuisance_share"] is None  # no Z
         assert [t["name"] for t in result["details"]["terms"]] == [
-            "regression", "fused_smoothness", "sparsity", "granular_graphs", "fusion",
-            "balance"]
+            "regression", "fused_smoothness", "sparsity", "granular_graphs", "fusion"]
         assert result["details"]["terms"][0] == {"name": "regression", "alpha": 1.0}
 
 

@@ -98,7 +98,8 @@ def test_without_trace_the_objective_is_evaluated_once_per_iteration(blobs):
 def test_callback_sees_every_record(blobs):
     seen = []
     CauseFS(n_clusters=3, max_iter=2, random_state=0).fit(blobs[0])  # warm import paths
-    parts = build_parts(Settings(n_clusters=3, beta=1e-3, lam=0.1, max_iter=2))
+    parts = build_parts(Settings(n_clusters=3, beta=1e-3, lam=0.1, max_iter=2,
+                                 schedule="full"))
     from causefs.engine import run_cause_fs
 
     result = run_cause_fs(scale_features(blobs[0]), parts, callback=seen.append)
@@ -168,7 +169,8 @@ def test_schedules_and_kernels_run_end_to_end(blobs, schedule, kernel):
 
 @pytest.mark.parametrize("qp", available("qp"))
 def test_backends_run_end_to_end(blobs, qp):
-    est = CauseFS(n_clusters=3, qp=qp, max_iter=2, random_state=0, beta=1.0).fit(blobs[0])
+    est = CauseFS(n_clusters=3, qp=qp, max_iter=2, random_state=0, beta=1.0,
+                  schedule="full").fit(blobs[0])
     assert est.sample_weight_.sum() == pytest.approx(60.0)
 
 

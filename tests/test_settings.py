@@ -100,7 +100,7 @@ def test_the_settings_reach_the_blocks(blobs):
     from causefs.engine import build_parts
 
     settings = DEFAULTS.replace(sigma=0.3, max_granularity=4, neighbor_algorithm="exact",
-                                max_treatments=7)
+                                max_treatments=7, schedule="full")
     parts = build_parts(settings, seed=11)
     blocks = {block.name: block for block in (*parts.init, *parts.loop)}
     assert blocks["confounders"].sigma == 0.3 and blocks["confounders"].max_treatments == 7

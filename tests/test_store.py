@@ -259,7 +259,7 @@ def test_a_dry_run_checks_and_plans_but_fits_nothing(tmp_path, capsys, monkeypat
 
 @pytest.mark.parametrize("first, second", [
     ([], ["method.alpha=1", "method.beta=0.0001"]),  # the defaults 1.0 and 1e-4
-    (["qp.rtol=1"], ["qp.rtol=1.0"]),
+    (["schedule=full", "qp.rtol=1"], ["schedule=full", "qp.rtol=1.0"]),
     (["kernel=rbf"], ["kernel=rbf", "kernel.exact_budget=20000000000"]),
     (["schedule=ablation_I"], ["schedule=ablation_I", "method.lam=1"]),
 ])

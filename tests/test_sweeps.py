@@ -98,7 +98,8 @@ def test_report_from_a_store(tmp_path):
     text = report(store, tmp_path / "report", rho=20, with_figures=True)
     tables, _, causal = text.partition("Causal features recovered")
     # rows are named by what ran (2 iterations, not the defaults)
-    assert "| CAUSE-FS (max_iter=2) |" in tables and "| CAUSE-FS-II (max_iter=2) |" in tables
+    assert "| CAUSE-FS (full) (max_iter=2) |" in tables
+    assert "| CAUSE-FS-II (max_iter=2) |" in tables
     assert "| AllFea |" in tables and "k-means x 2 runs" in tables and "**" in tables
     assert "paper:" not in tables  # 2 k-means runs: not the paper's protocol
     assert "synthetic" not in tables  # one result per seed: the causal table reports it

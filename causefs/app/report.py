@@ -292,8 +292,8 @@ def figures(results: list, rows: dict, out: Path, data_home=None, main: str = "C
     return written
 
 
-def _save(fig, path: Path, plt) -> list:
-    fig.tight_layout()
+def _save(fig, path: Path, plt, rect=None) -> list:
+    fig.tight_layout(rect=rect)  # rect: room kept for a figure legend
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return [path]
@@ -307,21 +307,25 @@ def _curve_figures(rows: dict, out: Path, plt) -> list:
     datasets = _ordered({d for per in rows.values() for d in per})
     for name in tqdm(("acc", "nmi"), desc="curves", disable=None):
         width = max(len(datasets), 1)
-        fig, axes = plt.subplots(1, width, figsize=(4 * width, 3.2), squeeze=False)
+        fig, axes = plt.subplots(1, width, figsize=(4 * width, 3.6), squeeze=False)
         for ax, dataset in zip(axes[0], datasets):
-            for label in sorted(rows):
+            for number, label in enumerate(sorted(rows)):
                 r = rows[label].get(dataset)
                 if r is None:
                     continue
                 table = r["metrics"]["selected"]
                 rhos = sorted(int(k) for k in table)
-                ax.plot(rhos, [100 * table[str(k)][f"{name}_mean"] for k in rhos], marker="o",
-                        label=label)
+                # ten colours, then a new line style and marker: no two rows look alike
+                ax.plot(rhos, [100 * table[str(k)][f"{name}_mean"] for k in rhos],
+                        color=f"C{number % 10}", linestyle=("-", "--", ":")[number // 10 % 3],
+                        marker="os^"[number // 10 % 3], label=label)
             ax.set_title(dataset)
             ax.set_xlabel("selected features")
             ax.set_ylabel(f"{name.upper()} (%)")
-        axes[0][-1].legend(fontsize=6)
-        written += _save(fig, out / f"{name}_vs_features.png", plt)
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=7)
+        rect = (0, 0.06 + 0.05 * ((len(labels) - 1) // 6), 1, 1)
+        written += _save(fig, out / f"{name}_vs_features.png", plt, rect)
     return written
 
 

@@ -9,6 +9,7 @@ ones, built-ins included, and :func:`make_selector` builds one by name.
 from .base import Selector, accepts_nuisance, ranking_from_scores
 from .builtin import BUILTIN_SELECTORS
 from .cause_fs import AllFeatures, CauseFSSelector
+from .cnafs import CNAFS
 from .fsdk import FSDK
 from .laplacian_score import LaplacianScore
 from .location_scale import LocationScaleCorrection, location_scale_corrected
@@ -23,7 +24,7 @@ from .spec import SPEC
 from .udfs import UDFS
 from .vcsdfs import VCSDFS
 
-__all__ = ["BUILTIN_SELECTORS", "AllFeatures", "CauseFSSelector", "FSDK", "LaplacianScore",
+__all__ = ["BUILTIN_SELECTORS", "AllFeatures", "CauseFSSelector", "CNAFS", "FSDK", "LaplacianScore",
            "LocationScaleCorrection", "MCFS", "NDFS", "NuisanceRecipe", "NuisanceScreening",
            "PerLevelAggregation", "RandomFeatures", "SPEC", "Selector", "SelectorRegistry",
            "UDFS", "VCSDFS", "accepts_nuisance", "available_selectors", "get_selector",

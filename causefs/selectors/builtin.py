@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..plugins.hookspecs import hookimpl
 from .cause_fs import AllFeatures, CauseFSSelector
+from .cnafs import CNAFS
 from .fsdk import FSDK
 from .laplacian_score import LaplacianScore
 from .location_scale import LocationScaleCorrection
@@ -17,7 +18,7 @@ from .udfs import UDFS
 from .vcsdfs import VCSDFS
 
 BUILTIN_SELECTORS = (CauseFSSelector, AllFeatures, RandomFeatures, LaplacianScore,
-                     SPEC, MCFS, UDFS, NDFS, FSDK, VCSDFS,
+                     SPEC, MCFS, UDFS, NDFS, FSDK, VCSDFS, CNAFS,
                      NuisanceScreening, PerLevelAggregation, LocationScaleCorrection)
 
 

@@ -25,7 +25,7 @@ from .base import Selector
 #: and the scaling applied to the data before any method sees it)
 SUPPLIED = ("n_clusters", "n_features_to_select", "random_state", "preprocessing")
 #: what a report calls each built-in schedule
-SCHEDULE_LABELS = {"full": "CAUSE-FS", "auto": "CAUSE-FS", "ablation_I": "CAUSE-FS-I",
+SCHEDULE_LABELS = {"full": "CAUSE-FS (full)", "auto": "CAUSE-FS", "ablation_I": "CAUSE-FS-I",
                    "ablation_II": "CAUSE-FS-II"}
 #: settings that name a part (a registered name, or ``{"name": ..., **options}``)
 PART_SETTINGS = ("kernel", "qp")

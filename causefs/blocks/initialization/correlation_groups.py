@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.cluster.hierarchy import linkage
-from scipy.spatial.distance import squareform
 
 from ...core.parts import Cost
 from ...core.state import State
+from ...core.validation import SEED, Interval, check_value
 from ...model.settings import DEFAULTS, check_setting
 from ...numerics.correlation import pearson_similarity
-from ...numerics.feature_clustering import choose_groups
+from ...numerics.feature_clustering import correlation_groups, sampled_correlation_groups
 from ..base import Block
+
+#: features above which the tree is built on a sample (see :class:`CorrelationGroupsBlock`)
+MAX_EXACT_FEATURES = 3000
 
 
 class CorrelationGroupsBlock(Block):
@@ -21,10 +23,22 @@ class CorrelationGroupsBlock(Block):
     correlations (its row of ``|corr|``), the same sign-free similarity the linkage
     uses. ``nu_m = 1/M`` (paper, end of section 4).
 
+    With more than ``max_exact_features`` features the (d, d) similarity and its tree
+    (O(n d^2) time, about ``2.5 d^2`` floats: 110 s of a 132 s fit of 120 x 20,000, one
+    thread) are built on ``max_exact_features`` features drawn with ``seed``, and every
+    other feature joins the group whose sampled members it correlates with most on average
+    (:func:`causefs.numerics.feature_clustering.sampled_correlation_groups`): an
+    approximation, measured inside real fits by ``benchmarks/feature_groups_sampled.py``
+    (docs/PERFORMANCE.md); ``max_exact_features=None`` is always exact.
+
     Parameters
     ----------
     max_granularity : int
         Largest number of groups M tried.
+    seed : int
+        Seeds the sample of features (used only above ``max_exact_features``).
+    max_exact_features : int or None, default=3000
+        The most features grouped exactly; None: no limit.
     """
 
     name = "correlation_groups"
@@ -32,29 +46,34 @@ class CorrelationGroupsBlock(Block):
     kind = "init"
     reads = ("X_adjusted",)
     writes = ("groups", "nu")
-    requires = ("max_granularity",)
+    requires = ("max_granularity", "seed")
 
-    def __init__(self, max_granularity: int = DEFAULTS.max_granularity):
+    def __init__(self, max_granularity: int = DEFAULTS.max_granularity, seed: int = 0,
+                 max_exact_features: int | None = MAX_EXACT_FEATURES):
         self.max_granularity = check_setting("max_granularity", max_granularity)
+        self.seed = check_value("seed", seed, SEED)
+        self.max_exact_features = None if max_exact_features is None else check_value(
+            "max_exact_features", max_exact_features, Interval(int, 3, None))
+
+    def _sampled(self, n_features: int) -> bool:
+        return self.max_exact_features is not None and n_features > self.max_exact_features
 
     def cost(self, size) -> Cost:
-        """|corr| (d, d), its condensed distances and SciPy's copy of them; the linkage."""
+        """|corr| (d, d) (or (d, s) of a sample of s features), the condensed distances
+        and SciPy's copy of them; the linkage."""
         n, d = size.n_samples, size.n_features
-        return Cost(flops=2.0 * n * d * d, ops=10.0 * d * d,
-                    memory={"feature_clustering": 2.5 * d * d * 8},
+        s = self.max_exact_features if self._sampled(d) else d
+        return Cost(flops=2.0 * n * d * s, ops=10.0 * s * s,
+                    memory={"feature_clustering": (d * s + 1.5 * s * s) * 8},
                     advice={"feature_clustering": "reduce the number of features (d x d "
                                                   "systems dominate)"})
 
     def step(self, state: State) -> State:
-        similarity = pearson_similarity(state.X_adjusted)
-
-        def tree():
-            # the condensed distances 1 - |corr| built in place: no second (d, d) array
-            distance = squareform(similarity, checks=False)
-            np.subtract(1.0, distance, out=distance)
-            np.clip(distance, 0.0, None, out=distance)
-            return linkage(distance, method="average")
-
-        groups, _ = choose_groups(tree, similarity, self.max_granularity)
+        X = state.X_adjusted
+        if self._sampled(X.shape[1]):
+            groups = sampled_correlation_groups(X, self.max_exact_features,
+                                                self.max_granularity, self.seed)
+        else:
+            groups = correlation_groups(pearson_similarity(X), self.max_granularity)
         n_groups = int(groups.max()) + 1
         return state.replace(groups=groups, nu=np.full(n_groups, 1.0 / n_groups))
