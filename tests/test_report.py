@@ -175,3 +175,14 @@ def test_one_result_file_is_reported_and_a_file_that_is_not_one_is_refused(tmp_p
         main(["--result", str(tmp_path / "other.json"), "--out", str(tmp_path / "o")])
     assert stop.value.code == 2
     assert "other.json: not a causefs result" in capsys.readouterr().err
+
+
+def test_figures_without_a_curve_to_draw_have_no_legend_and_no_error(tmp_path):
+    """Results with nothing to draw against the number of features (a store of
+    unlabeled or one-rho runs) still get their figures; the shared legend is left out
+    (an empty one was an error: 'number sections must be larger than 0')."""
+    pytest.importorskip("matplotlib")
+    from causefs.app.report import figures
+
+    written = figures([], {}, tmp_path)
+    assert {p.name for p in written} >= {"acc_vs_features.png", "nmi_vs_features.png"}

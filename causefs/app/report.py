@@ -322,9 +322,13 @@ def _curve_figures(rows: dict, out: Path, plt) -> list:
             ax.set_title(dataset)
             ax.set_xlabel("selected features")
             ax.set_ylabel(f"{name.upper()} (%)")
-        handles, labels = axes[0][0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=7)
-        rect = (0, 0.06 + 0.05 * ((len(labels) - 1) // 6), 1, 1)
+        shown = {label: handle for ax in axes[0]
+                 for handle, label in zip(*ax.get_legend_handles_labels())}
+        rect = None
+        if shown:  # one legend below the panels, for every row drawn in any of them
+            fig.legend(list(shown.values()), list(shown), loc="lower center",
+                       ncol=min(len(shown), 6), fontsize=7)
+            rect = (0, 0.06 + 0.05 * ((len(shown) - 1) // 6), 1, 1)
         written += _save(fig, out / f"{name}_vs_features.png", plt, rect)
     return written
 
