@@ -118,8 +118,9 @@ def run_job(X, y, method: str, seed: int) -> dict:
 
 def run(store: Path, datasets, methods, max_seconds: float, resamples: int = 1) -> None:
     for dataset in datasets:
+        data = load(dataset)
         for number in range(resamples):
-            X, y = resample(*load(dataset), number)
+            X, y = resample(*data, number)
             for method in methods:
                 run_method(store, dataset, X, y, method, max_seconds, number)
 
@@ -154,15 +155,19 @@ def collect(store: Path, methods, resamples: int = 1) -> dict:
             rows = [stored_row(store, dataset, method, number) for number in range(resamples)]
             if not rows or any(row is None for row in rows):
                 continue
-            table.setdefault(dataset, {})[method] = {
-                "seconds": float(np.mean([row["seconds"] for row in rows])),
-                "draws": rows[0]["draws"],
-                **{metric: {rho: (float(np.mean([row[metric][rho][0] for row in rows])),
-                                  float(np.mean([row[metric][rho][1] for row in rows])))
-                            for rho in rows[0][metric]} for metric in ("acc", "nmi")},
-                "spread": {metric: {rho: float(np.std([row[metric][rho][0] for row in rows]))
-                                    for rho in rows[0][metric]} for metric in ("acc", "nmi")}}
+            row = {**mean_row(rows), "draws": rows[0]["draws"]}
+            row["spread"] = {metric: {rho: float(np.std([r[metric][rho][0] for r in rows]))
+                                      for rho in row[metric]} for metric in ("acc", "nmi")}
+            table.setdefault(dataset, {})[method] = row
     return table
+
+
+def mean_row(rows: list) -> dict:
+    """The mean of rows ``{"seconds": s, metric: {rho: (mean, std)}}``, cell by cell."""
+    return {"seconds": float(np.mean([row["seconds"] for row in rows])),
+            **{metric: {rho: tuple(float(np.mean([row[metric][rho][i] for row in rows]))
+                                   for i in (0, 1))
+                        for rho in rows[0][metric]} for metric in ("acc", "nmi")}}
 
 
 def stored_row(store: Path, dataset: str, method: str, number: int) -> dict | None:
@@ -176,15 +181,11 @@ def stored_row(store: Path, dataset: str, method: str, number: int) -> dict | No
                 entries.append(entry)
     if not entries:
         return None
-    row = {"seconds": float(np.mean([e["fit_seconds"] for e in entries])),
-           "draws": len(entries)}
-    for metric in ("acc", "nmi"):
-        row[metric] = {rho: (float(np.mean([e["scores"][rho][f"{metric}_mean"]
-                                            for e in entries])),
-                             float(np.mean([e["scores"][rho][f"{metric}_std"]
-                                            for e in entries])))
-                       for rho in entries[0]["scores"]}
-    return row
+    fits = [{"seconds": e["fit_seconds"],
+             **{metric: {rho: (scores[f"{metric}_mean"], scores[f"{metric}_std"])
+                         for rho, scores in e["scores"].items()} for metric in ("acc", "nmi")}}
+            for e in entries]
+    return {**mean_row(fits), "draws": len(entries)}
 
 
 def ranks(table: dict, methods, rho="20", metric="acc") -> dict:

@@ -44,8 +44,9 @@ def jaffe_up(seed: int, per_person: int = 10, factor: int = 3):
         len(rows), -1), y[rows]
 
 
-def genes(seed: int, d: int = 6000, sizes=(50, 40, 30), informative: int = 60,
-          modules: int = 30, module_size: int = 100, effect: float = 1.0):
+def genes_with_truth(seed: int, d: int = 6000, sizes=(50, 40, 30), informative: int = 60,
+                     modules: int = 30, module_size: int = 100, effect: float = 1.0):
+    """The genes-like data ``(X, y)`` and the indices of its informative genes."""
     rng = np.random.default_rng(seed)
     y = np.repeat(np.arange(len(sizes)), sizes)
     n = y.size
@@ -54,14 +55,16 @@ def genes(seed: int, d: int = 6000, sizes=(50, 40, 30), informative: int = 60,
     for members in order[informative:informative + modules * module_size].reshape(modules, -1):
         X[:, members] += np.outer(rng.normal(size=n), rng.uniform(1.0, 2.5, module_size))
     X[:, order[:informative]] += rng.normal(0, effect, (len(sizes), informative))[y]
-    return X * np.exp(rng.normal(0, 0.7, d)), y
+    return X * np.exp(rng.normal(0, 0.7, d)), y, order[:informative]
 
 
-def informative_genes(seed: int, d: int = 6000, informative: int = 60) -> np.ndarray:
-    """The informative genes of :func:`genes` (its first draws, repeated)."""
-    rng = np.random.default_rng(seed)
-    rng.normal(size=(120, d))
-    return rng.permutation(d)[:informative]
+def genes(seed: int, d: int = 6000):
+    return genes_with_truth(seed, d)[:2]
+
+
+def informative_genes(seed: int, d: int = 6000) -> np.ndarray:
+    """The informative genes of :func:`genes`."""
+    return genes_with_truth(seed, d)[2]
 
 
 CASES = {"jaffe_up": jaffe_up, "genes": genes,

@@ -23,8 +23,8 @@ import numpy as np
 
 from causefs.app.metrics import kmeans_scores
 from causefs.numerics.scaling import scale_features
-from causefs.selectors import make_selector
 
+from dev_benchmark import selector  # "name:key=value" specs, as the dev benchmark reads them
 from feature_groups_sampled import CASES, informative_genes
 
 METHODS = ("causefs", "causefs:schedule=full", "causefs:schedule=ablation_II", "variance",
@@ -37,10 +37,8 @@ def evaluate(X, y, method: str, seed: int, informative):
                  for s in range(10)] if method == "random_features" else [slice(None)]
         return (float(np.mean([kmeans_scores(X[:, cols], y, n_runs=20)["acc_mean"]
                                for cols in draws])), None, 0.0)
-    name, _, option = method.partition(":")
-    options = dict([option.split("=")]) if option else {}
     start = time.perf_counter()
-    ranking = make_selector(name, **options).ranking(
+    ranking = selector(method).ranking(
         X, n_clusters=np.unique(y).size, n_features_to_select=20, random_state=seed)
     seconds = time.perf_counter() - start
     top = ranking[:20]
