@@ -18,6 +18,8 @@ The package's rooms, from the bottom up (a module imports only from rooms below 
 - ``engine`` (names to parts, a fit), ``estimator`` (:class:`CauseFS`);
 - ``selectors`` (the methods an experiment compares) and ``testing`` (the property
   suite for plugin authors);
+- ``model_selection`` (:class:`LabelFreeSearch`: a selector's settings chosen without
+  labels);
 - ``app``: the ``causefs`` and ``causefs-report`` commands (configs, checks, store,
   evaluation protocol, metrics, report).
 """
@@ -40,6 +42,7 @@ from .model.nuisance_coding import NuisanceWarning
 from .model.objective import Objective, ObjectiveValue, objective
 from .model.problem import Problem
 from .model.settings import Settings, SettingsWarning
+from .model_selection import LabelFreeSearch
 from . import plot  # causefs.plot.report(selector, "report.png"): a fit's picture
 
 # a library logs, the application decides where to (Python's logging HOWTO); progress of
@@ -52,6 +55,7 @@ __all__ = [
     "Field",
     "FitResult",
     "InvalidParameterError",
+    "LabelFreeSearch",
     "LongFitWarning",
     "NuisanceUnusedWarning",
     "NuisanceWarning",
