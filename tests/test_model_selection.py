@@ -52,6 +52,19 @@ def eigenmap_by_hand(X, n_components, k=5):
     return Y @ V[:, 1:] / np.sqrt(w[1:])
 
 
+def silhouette_by_hand(X, labels):
+    """Rousseeuw's silhouette, mean over samples: (b - a) / max(a, b), a the mean distance
+    to the sample's own cluster (itself excluded), b the least mean distance to another."""
+    distance = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    values = []
+    for i, label in enumerate(labels):
+        own = labels == label
+        a = distance[i, own].sum() / (own.sum() - 1)
+        b = min(distance[i, labels == other].mean() for other in set(labels) - {label})
+        values.append((b - a) / max(a, b))
+    return float(np.mean(values))
+
+
 def r2_by_hand(X, Y):
     """``R^2`` of Y on [1, X] by the normal equations."""
     design = np.column_stack([np.ones(X.shape[0]), X])
@@ -99,9 +112,9 @@ def test_the_cluster_features_fit_the_embedding_and_the_noise_does_not():
     assert silhouette(X, [0, 1, 2, 3], 3) > silhouette(X, [4, 5, 6, 7], 3) + 0.3
 
 
-@pytest.mark.parametrize("criterion", ["embedding_fit", "silhouette"])
+@pytest.mark.parametrize("criterion", ["silhouette", "embedding_fit"])
 def test_the_search_keeps_the_setting_that_selects_the_clusters(criterion):
-    X, _ = clustered()
+    X, labels = clustered()
     search = LabelFreeSearch(PickBlock(), {"block": [1, 0]}, n_features_to_select=4,
                              criterion=criterion).fit(X)
     assert search.best_params_ == {"block": 0}
@@ -109,8 +122,12 @@ def test_the_search_keeps_the_setting_that_selects_the_clusters(criterion):
     assert [p["block"] for p in search.results_["params"]] == [1, 0]
     assert list(search.get_support(indices=True)) == [0, 1, 2, 3]
     assert search.transform(X).shape == (X.shape[0], 4)
-    if criterion == "embedding_fit":  # on the data min-max scaled, as CauseFS reads it
-        scaled = (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
+    # the criteria read the data min-max scaled, as CauseFS reads it
+    scaled = (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
+    if criterion == "silhouette":  # every k-means start finds the 3 clusters of block 0
+        assert search.best_score_ == pytest.approx(
+            silhouette_by_hand(scaled[:, :4], labels), abs=1e-10)
+    if criterion == "embedding_fit":
         Y = eigenmap_by_hand(scaled, 2)
         for block, score in zip([1, 0], search.results_["score"]):
             features = np.arange(4 * block, 4 * block + 4)
@@ -155,7 +172,10 @@ def test_bad_input_is_refused_with_its_name():
     with pytest.raises(InvalidParameterError, match="param_grid"):
         LabelFreeSearch(PickBlock(), [], n_features_to_select=4).fit(X)
     with pytest.raises(InvalidParameterError, match="n_neighbors=5"):
-        LabelFreeSearch(PickBlock(), {"block": [0]}, n_features_to_select=4).fit(X[:5])
+        LabelFreeSearch(PickBlock(), {"block": [0]}, n_features_to_select=4,
+                        criterion="embedding_fit").fit(X[:5])
+    with pytest.raises(InvalidParameterError, match="n_clusters=3: needs more samples"):
+        LabelFreeSearch(PickBlock(), {"block": [0]}, n_features_to_select=4).fit(X[:3])
 
     class NoClusters(PickBlock):
         def __init__(self, block=0, width=4, collapse=False):
