@@ -265,6 +265,14 @@ class LabelFreeSearch(SelectorMixin, BaseEstimator):
         self.best_estimator_ = best
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        # what the data may hold is what the estimator accepts (it fits X as given)
+        inner = self.estimator.__sklearn_tags__().input_tags
+        tags.input_tags.sparse, tags.input_tags.allow_nan = inner.sparse, inner.allow_nan
+        return tags
+
     def _get_support_mask(self):
         check_is_fitted(self, "best_estimator_")
         if hasattr(self.best_estimator_, "get_support"):

@@ -7,6 +7,7 @@ import pytest
 import scipy.linalg
 from sklearn.base import BaseEstimator, clone
 from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from causefs import CauseFS, CollapseWarning, InvalidParameterError
 from causefs.model_selection import (
@@ -206,3 +207,18 @@ def test_a_search_over_causefs_is_reproducible_and_clonable(blobs):
     assert first.results_["score"] == again.results_["score"]
     assert first.get_support().sum() == 4
     assert np.array_equal(first.get_support(), first.best_estimator_.get_support())
+
+
+#: scikit-learn's checks that set n_clusters=1: the criteria need 2 clusters or more
+N_CLUSTERS_ONE = {check: "sets n_clusters=1; the criteria (and CauseFS) need >= 2"
+                  for check in ("check_dont_overwrite_parameters", "check_fit2d_predict1d",
+                                "check_methods_subset_invariance", "check_fit2d_1feature")}
+
+
+@pytest.mark.short_fit
+@parametrize_with_checks(
+    [LabelFreeSearch(CauseFS(n_clusters=2, n_neighbors=2, max_iter=2, random_state=0),
+                     {"alpha": [1.0, 10.0]}, n_features_to_select=1)],
+    expected_failed_checks=lambda est: N_CLUSTERS_ONE)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
