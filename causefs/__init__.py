@@ -42,7 +42,6 @@ from .model.nuisance_coding import NuisanceWarning
 from .model.objective import Objective, ObjectiveValue, objective
 from .model.problem import Problem
 from .model.settings import Settings, SettingsWarning
-from .model_selection import LabelFreeSearch
 from . import plot  # causefs.plot.report(selector, "report.png"): a fit's picture
 
 # a library logs, the application decides where to (Python's logging HOWTO); progress of
@@ -71,3 +70,13 @@ __all__ = [
     "objective",
     "__version__",
 ]
+
+
+def __getattr__(name):
+    # LabelFreeSearch reads the selector layer (MCFS's graph): loaded on first use, so
+    # importing the library or its engine does not load the selectors (PEP 562)
+    if name == "LabelFreeSearch":
+        from .model_selection import LabelFreeSearch
+
+        return LabelFreeSearch
+    raise AttributeError(f"module 'causefs' has no attribute {name!r}")
