@@ -21,7 +21,7 @@ Both read the data as the selector scales it (min-max by default). A fit that wa
 is not a candidate.
 
 How the default criterion was chosen (the silhouette's choice was within 2 ACC points of
-the label-tuned best on 9 of 15 comparisons, the embedding fit's on 5), and how far each
+the label-tuned best in 9 of 16 comparisons, the embedding fit's in 6), and how far each
 falls from the label-tuned best, is in ``docs/RESULTS.md`` ("Choosing hyperparameters
 without labels"; ``benchmarks/label_free_search.py``, ``benchmarks/label_free_choice.py``).
 """
