@@ -5,15 +5,23 @@
 
 Reads the paper grid's results (``benchmarks/paper_grid.py``: ``+experiment=paper_grid``
 entries of the results store, ``sample_weights=simplex``) and, per dataset, picks the
-setting by a criterion that uses no labels:
+setting by each label-free criterion of :mod:`causefs.model_selection` on the setting's
+top 20 features (min-max scaled data):
 
-    silhouette: k-means++ (c clusters, seeds 0..9) on the setting's top 20 features
-    (min-max scaled data); the mean silhouette of the 10 partitions.
+    embedding_fit (the library's default): R^2 of the fit of the cluster embedding
+    (the c - 1 non-trivial Laplacian eigenvectors of the 5-NN heat-kernel graph of all
+    features) on the top 20;
+    silhouette: mean silhouette of 10 seeded k-means++ partitions of the top 20.
 
 A fit whose W collapsed to the eps floor (every ||W_f||^2 < eps: its ranking is eps's,
 not the model's) is not a candidate; that test reads W, not labels. The table gives the
 label-tuned best (the paper's practice: the best ACC at 20 features, chosen with the
-labels), the label-free choice and the gap, in ACC points, over the settings stored.
+labels), each criterion's choice and its gap, in ACC points, over the settings stored.
+
+``--dev-store`` asks the same of the development benchmark's fits instead
+(``benchmarks/dev_benchmark.py``'s store, the whole datasets): per dataset, which of the
+selectors :data:`SELECTORS` (their default options) each criterion would pick, against
+the best of them by ACC at 20 features.
 """
 
 from __future__ import annotations
@@ -23,16 +31,25 @@ import json
 from pathlib import Path
 
 import numpy as np
-from sklearn.cluster import KMeans
-from sklearn.metrics import silhouette_score
 
 from causefs.datasets import load_dataset
+from dev_benchmark import DATASETS, job_path, load
+from causefs.model_selection import cluster_embedding, embedding_fit, silhouette
 from causefs.numerics.scaling import scale_features
 
 ROOT = Path(__file__).resolve().parents[1]
 TOP = 20
-N_PARTITIONS = 10
 GRID_KEYS = ("alpha", "lam", "beta")
+#: the criteria compared, as functions of (X, top features, embedding, clusters)
+CRITERIA = {
+    "embedding_fit": lambda X, top, embedding, c: embedding_fit(X, top, embedding),
+    "silhouette": lambda X, top, embedding, c: silhouette(X, top, c),
+}
+
+
+#: the selectors the development-benchmark check chooses among (default options each)
+SELECTORS = ("causefs", "causefs:schedule=full", "variance", "laplacian_score", "mcfs",
+             "ndfs", "fsdk", "vcsdfs", "cnafs")
 
 
 def grid_entries(store: Path, dataset: str) -> list:
@@ -48,17 +65,6 @@ def grid_entries(store: Path, dataset: str) -> list:
     return list(entries.values())
 
 
-def silhouette(X, features, n_clusters: int) -> float:
-    """Mean silhouette of :data:`N_PARTITIONS` seeded k-means++ partitions of
-    ``X[:, features]`` (-1 where k-means finds fewer than 2 clusters)."""
-    Xs = X[:, features]
-    values = []
-    for seed in range(N_PARTITIONS):
-        labels = KMeans(n_clusters=n_clusters, n_init=1, random_state=seed).fit_predict(Xs)
-        values.append(silhouette_score(Xs, labels) if np.unique(labels).size > 1 else -1.0)
-    return float(np.mean(values))
-
-
 def collapsed(entry) -> bool:
     scores = np.asarray(entry["scores"], dtype=float)
     eps = entry["job"]["params"].get("eps", 1e-8)
@@ -72,18 +78,65 @@ def choose(store: Path, dataset: str) -> dict | None:
     entries = grid_entries(store, dataset)
     if not entries:
         return None
+    embedding = cluster_embedding(X, n_clusters)
     rows = []
     for entry in entries:
-        acc = entry["metrics"]["selected"][str(TOP)]["acc_mean"]
-        criterion = (-np.inf if collapsed(entry)
-                     else silhouette(X, entry["features_best_first"][:TOP], n_clusters))
-        rows.append({"setting": {k: entry["job"]["params"][k] for k in GRID_KEYS},
-                     "acc": acc, "nmi": entry["metrics"]["selected"][str(TOP)]["nmi_mean"],
-                     "criterion": criterion})
-    tuned = max(rows, key=lambda r: r["acc"])
-    chosen = max(rows, key=lambda r: r["criterion"])
-    return {"dataset": dataset, "settings": len(rows), "tuned": tuned, "chosen": chosen,
+        top = entry["features_best_first"][:TOP]
+        selected = entry["metrics"]["selected"][str(TOP)]
+        row = {"setting": {k: entry["job"]["params"][k] for k in GRID_KEYS},
+               "acc": selected["acc_mean"], "nmi": selected["nmi_mean"]}
+        for name, criterion in CRITERIA.items():
+            row[name] = -np.inf if collapsed(entry) else criterion(X, top, embedding,
+                                                                    n_clusters)
+        rows.append(row)
+    return {"dataset": dataset, "settings": len(rows),
+            "tuned": max(rows, key=lambda r: r["acc"]),
+            "chosen": {name: max(rows, key=lambda r: r[name]) for name in CRITERIA},
             "median_acc": float(np.median([r["acc"] for r in rows]))}
+
+
+def among_selectors(dev_store: Path, dataset: str) -> dict | None:
+    """Each criterion's pick among the stored fits of :data:`SELECTORS` on ``dataset``."""
+    X, y = load(dataset)
+    n_clusters = int(np.unique(y).size)
+    embedding = cluster_embedding(X, n_clusters)
+    rows = []
+    for method in SELECTORS:
+        path = job_path(dev_store, dataset, method, 0)
+        if not path.exists():
+            continue
+        entry = json.loads(path.read_text())
+        top = entry["ranking"][:TOP]
+        row = {"method": method, "acc": entry["scores"][str(TOP)]["acc_mean"]}
+        for name, criterion in CRITERIA.items():
+            row[name] = criterion(X, top, embedding, n_clusters)
+        rows.append(row)
+    if not rows:
+        return None
+    return {"best": max(rows, key=lambda r: r["acc"]), "selectors": len(rows),
+            "chosen": {name: max(rows, key=lambda r: r[name]) for name in CRITERIA},
+            "median_acc": float(np.median([r["acc"] for r in rows]))}
+
+
+def print_among_selectors(dev_store: Path) -> None:
+    print("| dataset | selectors stored | best by ACC | "
+          + " | ".join(f"{name} pick | gap" for name in CRITERIA) + " | median ACC |")
+    print("|---|---|---|" + "---|---|" * len(CRITERIA) + "---|")
+    gaps = {name: [] for name in CRITERIA}
+    for dataset in DATASETS:
+        result = among_selectors(dev_store, dataset)
+        if result is None:
+            continue
+        best = result["best"]
+        cells = [f"{best['method']} {100 * best['acc']:.2f}"]
+        for name in CRITERIA:
+            chosen = result["chosen"][name]
+            gaps[name].append(100 * (best["acc"] - chosen["acc"]))
+            cells += [f"{chosen['method']} {100 * chosen['acc']:.2f}", f"{gaps[name][-1]:.2f}"]
+        print(f"| {dataset} | {result['selectors']} | " + " | ".join(cells)
+              + f" | {100 * result['median_acc']:.2f} |")
+    print("\nmean gap: " + ", ".join(f"{name} {np.mean(g):.2f}" for name, g in gaps.items()
+                                      if g))
 
 
 def fmt(setting: dict) -> str:
@@ -94,20 +147,30 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--store", type=Path, default=ROOT / "results" / "store")
     parser.add_argument("--datasets", nargs="+", default=["jaffe", "umist", "coil20", "usps"])
+    parser.add_argument("--dev-store", type=Path, default=None,
+                        help="choose among the development benchmark's selectors instead")
     args = parser.parse_args()
+    if args.dev_store is not None:
+        print_among_selectors(args.dev_store)
+        return
     print("| dataset | settings stored | label-tuned best ACC / NMI (setting) | "
-          "label-free choice ACC / NMI (setting) | gap (ACC points) | median ACC |")
-    print("|---|---|---|---|---|---|")
+          + " | ".join(f"{name} choice ACC / NMI (setting) | gap" for name in CRITERIA)
+          + " | median ACC |")
+    print("|---|---|---|" + "---|---|" * len(CRITERIA) + "---|")
     for dataset in args.datasets:
         result = choose(args.store, dataset)
         if result is None:
-            print(f"| {dataset} | 0 | | | | |")
+            print(f"| {dataset} | 0 |" + " |" * (2 * len(CRITERIA) + 2))
             continue
-        tuned, chosen = result["tuned"], result["chosen"]
-        print(f"| {dataset} | {result['settings']} | {100 * tuned['acc']:.2f} / "
-              f"{100 * tuned['nmi']:.2f} ({fmt(tuned['setting'])}) | {100 * chosen['acc']:.2f}"
-              f" / {100 * chosen['nmi']:.2f} ({fmt(chosen['setting'])}) | "
-              f"{100 * (tuned['acc'] - chosen['acc']):.2f} | {100 * result['median_acc']:.2f} |")
+        tuned = result["tuned"]
+        cells = [f"{100 * tuned['acc']:.2f} / {100 * tuned['nmi']:.2f} ({fmt(tuned['setting'])})"]
+        for name in CRITERIA:
+            chosen = result["chosen"][name]
+            cells += [f"{100 * chosen['acc']:.2f} / {100 * chosen['nmi']:.2f} "
+                      f"({fmt(chosen['setting'])})",
+                      f"{100 * (tuned['acc'] - chosen['acc']):.2f}"]
+        print(f"| {dataset} | {result['settings']} | " + " | ".join(cells)
+              + f" | {100 * result['median_acc']:.2f} |")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ The package's rooms, from the bottom up (a module imports only from rooms below 
 - ``engine`` (names to parts, a fit), ``estimator`` (:class:`CauseFS`);
 - ``selectors`` (the methods an experiment compares) and ``testing`` (the property
   suite for plugin authors);
+- ``model_selection`` (:class:`LabelFreeSearch`: a selector's settings chosen without
+  labels);
 - ``app``: the ``causefs`` and ``causefs-report`` commands (configs, checks, store,
   evaluation protocol, metrics, report).
 """
@@ -52,6 +54,7 @@ __all__ = [
     "Field",
     "FitResult",
     "InvalidParameterError",
+    "LabelFreeSearch",
     "LongFitWarning",
     "NuisanceUnusedWarning",
     "NuisanceWarning",
@@ -67,3 +70,13 @@ __all__ = [
     "objective",
     "__version__",
 ]
+
+
+def __getattr__(name):
+    # LabelFreeSearch reads the selector layer (MCFS's graph): loaded on first use, so
+    # importing the library or its engine does not load the selectors (PEP 562)
+    if name == "LabelFreeSearch":
+        from .model_selection import LabelFreeSearch
+
+        return LabelFreeSearch
+    raise AttributeError(f"module 'causefs' has no attribute {name!r}")

@@ -23,7 +23,7 @@ RANKS = {
     "engine": 7,
     "estimator": 8,
     "selectors": 9, "testing": 9,
-    "app": 10,
+    "app": 10, "model_selection": 10,
     "plot": 11,
     "__init__": 12, "__main__": 12,
 }

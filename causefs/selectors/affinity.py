@@ -194,6 +194,13 @@ class SpectralGraph:
         H = np.eye(len(order)) - 2.0 * np.outer(v, v) / (v @ v)
         return U @ H[:, 1:]
 
+    def laplacian_eigenmap(self, n_components: int, random_state=0) -> np.ndarray:
+        """``D^-1/2 xi_2, ..., D^-1/2 xi_{n_components + 1}``, shape (n, n_components): the
+        eigenvectors of ``L y = lambda D y`` with the smallest non-trivial eigenvalues
+        (Belkin & Niyogi's eigenmap; MCFS's embedding), from :meth:`eigenpairs`."""
+        _, xi = self.eigenpairs(n_components, random_state)
+        return self.inv_sqrt_degree[:, None] * xi
+
     def eigenpairs(self, n_components: int, random_state=0):
         """The ``n_components`` smallest non-trivial eigenpairs of the normalized Laplacian.
 

@@ -68,9 +68,7 @@ class MCFS(NeighborGraphSelector):
         n_features_to_select = check_value("n_features_to_select", n_features_to_select,
                                            Interval(int, 1))
         A = knn_affinity(X, n_neighbors=self.n_neighbors, weight=self.weight, t=self.t)
-        graph = SpectralGraph.from_affinity(A)
-        _, xi = graph.eigenpairs(n_clusters, random_state)
-        embedding = graph.inv_sqrt_degree[:, None] * xi  # D^-1/2 xi solves L y = lambda D y
+        embedding = SpectralGraph.from_affinity(A).laplacian_eigenmap(n_clusters, random_state)
         varying = ~constant_features(X)
         coef = np.zeros((n_clusters, X.shape[1]))
         if varying.any():
