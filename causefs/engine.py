@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .blocks import EVERY_TERM, Block
-from .budget import FitEstimate, estimate_fit
+from .budget import FitEstimate, estimate_fit, expected_iterations
 from .core.convergence import StoppingRule
 from .core.loop import FitResult, run_schedule
 from .core.schedule import Schedule, ScheduleError, entry_name, validate_blocks
@@ -370,9 +370,9 @@ def estimate(n_samples: int, n_features: int, settings: Settings,
     summed over its parts (:func:`causefs.budget.estimate_fit`; ``parts`` are
     :func:`build_parts`'s of ``settings``, built here when not given)."""
     parts = parts if parts is not None else build_parts(settings)
+    iterations = expected_iterations(parts.settings.max_iter, bool(parts.stopping))
     return estimate_fit(fit_size(n_samples, n_features, parts), parts.init, parts.loop,
-                        parts.kernel, parts.qp, parts.settings.max_iter,
-                        parts.settings.structure_iter)
+                        parts.kernel, parts.qp, iterations, parts.settings.structure_iter)
 
 
 def uses_nuisance(parts: Parts) -> bool:

@@ -121,20 +121,33 @@ def test_estimates_are_finite_for_every_registered_schedule():
         assert got.memory.peak > 0
 
 
-#: CPU seconds of default fits (10 clusters, max_iter=30) of uniform random n x d data,
-#: measured block by block with one BLAS thread by ``benchmarks/bench_estimate.py`` (the
-#: loop's 2 measured iterations scaled to 30) on the 2-core x86_64 machine of
-#: docs/PERFORMANCE.md, with the code of issue 14 (its neighbour searches)
-MEASURED_FIT_SECONDS = {(10_000, 8): 83, (20_000, 8): 185, (20_000, 50): 305,
-                        (40_000, 8): 265, (40_000, 50): 726}
+#: wall seconds of default fits (make_causal, 10 clusters; stopped by the selection's
+#: stability after 6 and 8 iterations) measured block by block by
+#: ``benchmarks/large_n_profile.py`` on the 2-core machine of docs/PERFORMANCE.md ("Large
+#: n, now"; load average 3-4 from other jobs at nice 19)
+MEASURED_FIT_SECONDS = {(50_000, 64): 82.8, (100_000, 64): 272.4}
 
 
 @pytest.mark.parametrize(("n", "d"), list(MEASURED_FIT_SECONDS))
-def test_a_large_fit_is_estimated_within_a_factor_of_three(n, d):
-    """The estimate is an order of magnitude, and it must cover every phase of a large fit
-    (neighbour search, spectral embedding, embedding): with the HNSW graphs priced 30-150
-    times too low and the embeddings priced at nothing it was a fifth to a tenth of these
-    times."""
+def test_a_large_fit_is_estimated_within_a_factor_of_two(n, d):
+    """Issue 24's target for the estimate logged before a large fit. It must cover every
+    phase of a large fit (neighbour search, spectral embedding, embedding) and the
+    iterations the fit runs: priced at max_iter = 30 it was 3-5 times these."""
     measured = MEASURED_FIT_SECONDS[n, d]
     got = estimate(n, d, Settings(n_clusters=10)).seconds
-    assert measured / 3 <= got <= 3 * measured, f"{got:.0f} s estimated for {measured} s"
+    assert measured / 2 <= got <= 2 * measured, f"{got:.0f} s estimated for {measured} s"
+
+
+def test_a_fit_with_stopping_rules_is_priced_at_the_expected_iterations():
+    from causefs.budget import EXPECTED_ITERATIONS
+    from causefs.engine import build_parts, estimate
+
+    def loop_seconds(max_iter, **extra):
+        settings = Settings(n_clusters=3, max_iter=max_iter, memory_limit=None, **extra)
+        return estimate(5000, 50, settings).seconds - estimate(
+            5000, 50, Settings(n_clusters=3, max_iter=0, memory_limit=None, **extra)).seconds
+
+    assert build_parts(Settings(n_clusters=3)).stopping  # the default fit stops early
+    # the default schedule's loop is priced at EXPECTED_ITERATIONS iterations, not max_iter
+    assert loop_seconds(30) == pytest.approx(loop_seconds(EXPECTED_ITERATIONS), rel=1e-9)
+    assert loop_seconds(4) < loop_seconds(EXPECTED_ITERATIONS)  # fewer: max_iter counts

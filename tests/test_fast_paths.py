@@ -129,6 +129,25 @@ def test_refine_neighbours_recovers_the_exact_knn():
     assert recall > 0.9
 
 
+def test_auto_searches_points_of_few_dimensions_exactly_at_any_n(monkeypatch):
+    from causefs.numerics import neighbors
+    from causefs.numerics.neighbors import LOW_DIMS, TREE_DIMS, TREE_N, nearest_candidates
+
+    assert neighbors.resolve_algorithm("auto", 10**7, LOW_DIMS) == "kd_tree"
+    assert neighbors.resolve_algorithm("auto", TREE_N + 1, LOW_DIMS + 1) == "approximate"
+    assert neighbors.resolve_algorithm("auto", TREE_N, TREE_DIMS) == "kd_tree"
+    # beyond TREE_N in LOW_DIMS dimensions: the exact neighbours, and no HNSW index built
+    monkeypatch.setattr(neighbors, "_hnsw_neighbors", None)
+    Y = np.random.default_rng(0).random((TREE_N + 500, LOW_DIMS))
+    found = nearest_candidates(Y, 6, "auto")
+    rows = np.arange(0, Y.shape[0], 97)  # brute force on a sample of the points
+    squared = ((Y[rows, None, :] - Y[None, :, :]) ** 2).sum(axis=2)
+    squared[np.arange(rows.size), rows] = np.inf
+    kth = np.sort(squared, axis=1)[:, 5]
+    found_squared = ((Y[found[rows]] - Y[rows, None, :]) ** 2).sum(axis=2)
+    assert np.all(found_squared <= kth[:, None] * (1 + 1e-12))
+
+
 def test_approximate_granular_graphs_still_descend(blobs):
     """The S block with the warm-started search: J (gamma substituted) never rises."""
     X = scale_features(blobs[0])

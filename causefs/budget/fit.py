@@ -12,6 +12,11 @@ from .memory import MemoryEstimate
 _FLOAT = 8
 #: modules imported on first use during a fit and allocator slack (docs/PERFORMANCE.md)
 LIBRARY_BYTES = 64 << 20
+#: iterations a fit with stopping rules is priced at (at most max_iter): the default
+#: fits stopped by the selection's stability after 6 to 20 (digits 7-10, JAFFE 11-13,
+#: UMIST 18-20, COIL20 15-17, USPS 13-15, 20,000 to 100,000 x 64: 6; docs/PERFORMANCE.md),
+#: and 11 is within 2x of both ends; pricing max_iter = 30 overstated them 2-5x
+EXPECTED_ITERATIONS = 11
 
 
 @dataclass(frozen=True)
@@ -35,10 +40,16 @@ def state_bytes(size: FitSize) -> int:
     return resident
 
 
+def expected_iterations(max_iter: int, stops_early: bool) -> int:
+    """The iterations a fit is priced at: ``max_iter``, or :data:`EXPECTED_ITERATIONS`
+    when fewer and the fit has stopping rules (``stops_early``)."""
+    return min(max_iter, EXPECTED_ITERATIONS) if stops_early else max_iter
+
+
 def estimate_fit(size: FitSize, init, loop, kernel, qp, max_iter: int,
                  structure_iter: int | None = None) -> FitEstimate:
     """Time and memory of a fit running the ``init`` blocks once and the ``loop`` blocks
-    ``max_iter`` times, with ``kernel``'s balance operator and the ``qp`` backend; the
+    ``max_iter`` times (the iterations it is priced at, :func:`expected_iterations`), with ``kernel``'s balance operator and the ``qp`` backend; the
     structural blocks run in the first ``structure_iter`` iterations only (every
     iteration when None), as the loop runs them (:mod:`causefs.core.loop`).
 

@@ -9,9 +9,11 @@ from ..numerics.neighbors import FRESH_EXACT_N, resolve_algorithm
 
 _FLOAT = 8
 #: operations per point of an HNSW index built and searched (and the local-search round
-#: and closed form that follow), per graph and per dimension searched; measured on
-#: n = 10,000 to 40,000 points of 8 and 50 dimensions (benchmarks/bench_estimate.py)
-HNSW_POINT_OPS, HNSW_DIM_OPS = 4500.0, 560.0
+#: and closed form that follow), per graph and per dimension searched: the initial fused
+#: graph of the default fits of 50,000 and 100,000 x 64 (9.4 and 29 s of wall time,
+#: docs/PERFORMANCE.md, "Large n, now"); the CPU seconds of uniform data measured by
+#: benchmarks/bench_estimate.py had given 2.8x these
+HNSW_POINT_OPS, HNSW_DIM_OPS = 1600.0, 200.0
 #: operations per point, candidate and dimension of a warm-started local search with its
 #: closed form (same measurements)
 UPDATE_OPS = 60.0
@@ -28,11 +30,16 @@ def graph_cost(size, count: int, *, fresh: bool, priors: int = 1) -> Cost:
     up to ``FRESH_EXACT_N`` points; the initial granular graphs, whose search the fused
     graph seeds, measured about as costly); for an update a local search warm-started
     from the graph it replaces, among the candidates joined with the supports of its
-    ``priors`` graphs (G for S[m]; the M graphs S[m] for G). Memory: the candidate table.
+    ``priors`` graphs (G for S[m]; the M graphs S[m] for G; priced as one). Memory: the
+    candidate table.
     """
     n, d, h = size.n_samples, size.n_features, size.n_clusters
     k, M = size.n_neighbors, size.n_granularities
-    width = k + 1 + priors * k  # kNN candidates plus the priors' supports
+    # the local search refines k + 1 candidates from a warm start of about as many; the
+    # priors' supports only join the table: the fused graph's update (M priors) took as
+    # long as one granular graph's (one prior) at n = 20,000 to 100,000 (docs/PERFORMANCE.md,
+    # "Large n, now")
+    width = 2 * k + 1
     searched = d if fresh else count * h  # the dimensions the count graphs search together
     algorithm = resolve_algorithm(size.settings.neighbor_algorithm, n,
                                   max(1, searched // count))

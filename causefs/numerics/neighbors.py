@@ -23,8 +23,9 @@ from . import CHUNK_ELEMENTS
 from .threads import caller_threads, threads_for
 
 #: candidate searches: "auto" (exact NumPy brute force up to EXACT_N points, a k-d tree
-#: above for points of few dimensions up to TREE_N, brute force up to FRESH_EXACT_N
-#: otherwise, "approximate" beyond), "approximate" (a
+#: above for points of few dimensions up to TREE_N and at any n for points of at most
+#: LOW_DIMS dimensions, brute force up to FRESH_EXACT_N otherwise, "approximate"
+#: beyond), "approximate" (a
 #: warm-started local search where the caller has a previous graph, else HNSW), "exact"
 #: (NumPy brute force), "kd_tree" (SciPy's k-d tree, exact), scikit-learn's "brute" and
 #: "ball_tree", and "all" (every i != j: the paper-literal dense reference, O(n^2) memory)
@@ -41,6 +42,12 @@ TREE_DIMS = 32
 #: 20,000 points of 10 Gaussian dimensions took 1.2 s, of 100,000 points 30 s), and
 #: beyond, the approximate local search is used (docs/PERFORMANCE.md, "Neighbour search")
 TREE_N = 10_000
+#: points of at most this many dimensions are searched exactly by the k-d tree at any n:
+#: at n = 100,000 (feature groups of the 64-feature generator of bench_speed.py, two
+#: threads) the tree took 0.7 s in 4 dimensions, 3.0 s in 6 and 6.3 s in 8 against
+#: 10-14 s for an HNSW index and its local search, and 18 s in 10 dimensions
+#: (docs/PERFORMANCE.md, "Large n, now")
+LOW_DIMS = 6
 #: an approximate search without a previous graph to start from is exact up to this
 #: many points (an HNSW index costs more below it), and so is "auto" for points of many
 #: dimensions
@@ -235,7 +242,7 @@ def resolve_algorithm(algorithm: str, n: int, dims: int) -> str:
         return algorithm
     if n <= EXACT_N:
         return "exact"
-    if dims <= TREE_DIMS and n <= TREE_N:
+    if dims <= LOW_DIMS or (dims <= TREE_DIMS and n <= TREE_N):
         return "kd_tree"
     return "exact" if n <= FRESH_EXACT_N else "approximate"
 

@@ -18,10 +18,15 @@ from ..base import Block
 class InitialGranularGraphsBlock(Block):
     """``S[m]`` from the raw distances of the features of group m (no prior).
 
-    Where the candidate search is approximate (large n), the initial fused graph ``G``,
-    when the schedule has built it, seeds every group's local search: one fresh search
-    of all points (an HNSW index) instead of one per group. The graphs are built in
-    parallel on the caller's threads.
+    Where the candidate search is approximate (large n, groups of more than
+    :data:`~causefs.numerics.neighbors.LOW_DIMS` features), every group has a fresh
+    search of its own (an HNSW index and a round of local search); the initial fused
+    graph ``G``, when the schedule has built it, only adds its support to each group's
+    candidates: its k neighbours a sample are too few to seed the local search (k + 1),
+    and neighbours by all features are seldom neighbours by a group's (3 % of them,
+    averaged over the groups of a 50,000 x 64 case; docs/PERFORMANCE.md, "Large n, now"). Groups of few features are
+    searched exactly by a k-d tree. The graphs are built in parallel on the caller's
+    threads.
 
     Parameters
     ----------

@@ -122,11 +122,12 @@ class SpectralEmbeddingBlock(Block):
 
     def cost(self, size) -> Cost:
         """LOBPCG's sparse products and Rayleigh-Ritz steps: its iterations grow with n
-        (the graph's conditioning), about 55 h n^1.6 operations as measured from n =
-        10,000 to 160,000 (within 0.7x to 1.5x; benchmarks/bench_estimate.py); the block
-        vectors in memory."""
+        (the graph's conditioning), about 7 h n^1.6 operations in the default fits of
+        n = 20,000 to 100,000 x 64 (0.6 to 6.3 s wall, two threads; 55 h n^1.6 had been
+        CPU seconds of one thread on uniform data, benchmarks/bench_estimate.py, 7-10x
+        above these: docs/PERFORMANCE.md, "Large n, now"); the block vectors in memory."""
         n, h = size.n_samples, size.n_clusters
-        return Cost(ops=55.0 * h * n**1.6, memory={"spectral_embedding": 12 * n * h * 8})
+        return Cost(ops=7.0 * h * n**1.6, memory={"spectral_embedding": 12 * n * h * 8})
 
     def step(self, state: State) -> State:
         return state.replace(F=smallest_eigenvectors(state.G, state.problem.n_clusters,
