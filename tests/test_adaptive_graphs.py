@@ -1,0 +1,127 @@
+"""The adaptive-neighbour closed form (paper eqs. S.5 and G.3) against a dense computation
+written from its statement in :mod:`causefs.numerics.adaptive_graphs`, and the monotone
+update against its documented rule, with cvxpy's minimizer of the column problem."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from causefs.numerics.adaptive_graphs import adaptive_graph, adaptive_neighbors
+from causefs.testing import random_graph
+
+
+def closed_form(Y, k, prior=None):
+    """Column j: tau_ij = 1/2 ||y_i - y_j||^2 - P_ij (i != j), the k smallest (ties to the
+    smaller index), S_ij = (tau_(k+1)j - tau_ij) / (k tau_(k+1)j - sum_p<=k tau_pj),
+    gamma_j half that denominator."""
+    n = len(Y)
+    P = np.zeros((n, n)) if prior is None else prior.toarray()
+    S, gamma = np.zeros((n, n)), np.zeros(n)
+    for j in range(n):
+        tau = {i: 0.5 * np.sum((Y[i] - Y[j]) ** 2) - P[i, j] for i in range(n) if i != j}
+        order = sorted(tau, key=lambda i: (tau[i], i))
+        nearest, next_one = order[:k], tau[order[k]]
+        denominator = k * next_one - sum(tau[i] for i in nearest)
+        for i in nearest:
+            S[i, j] = (next_one - tau[i]) / denominator
+        gamma[j] = denominator / 2
+    return S, gamma
+
+
+@pytest.mark.parametrize("algorithm", ["exact", "all"])
+@pytest.mark.parametrize("k", [1, 3, 8])
+def test_the_graph_is_the_closed_form_with_and_without_a_prior(algorithm, k):
+    rng = np.random.default_rng(k)
+    Y = rng.normal(size=(10, 3))
+    prior = 0.4 * random_graph(rng, 10, 3)
+    for given in (None, prior):
+        graph, gamma = adaptive_graph(Y, k, given, algorithm)
+        S, expected_gamma = closed_form(Y, k, given)
+        assert sp.issparse(graph) and graph.format == "csc" and graph.has_sorted_indices
+        np.testing.assert_allclose(graph.toarray(), S, atol=1e-12)
+        np.testing.assert_allclose(gamma, expected_gamma, rtol=1e-12)
+        assert graph.nnz == np.count_nonzero(S)
+
+
+def test_ties_go_to_the_smaller_index_whatever_the_candidates_order():
+    # column 0's candidates 3, 1, 2, 4 at tau 1, 1, 1, 5: with k = 2, rows 1 and 2 win
+    idx = np.array([[3, 1, 2, 4]] * 5)
+    tau = np.array([[1.0, 1.0, 1.0, 5.0]] * 5)
+    graph, gamma = adaptive_neighbors(idx, tau, 2)
+    assert graph[:, [0]].toarray().ravel().nonzero()[0].tolist() == [1, 2]
+    np.testing.assert_allclose(graph.toarray()[[1, 2], 0], [0.5, 0.5])
+    np.testing.assert_allclose(gamma, (2 * 1.0 - 2.0) / 2)  # tau_(3) = 1: k tau - sum = 0
+
+
+def test_the_number_of_candidates_is_checked():
+    idx = np.tile(np.arange(1, 4), (4, 1))
+    tau = np.tile([1.0, 2.0, 3.0], (4, 1))
+    adaptive_neighbors(idx, tau, 2)  # exactly k + 1 candidates
+    with pytest.raises(ValueError, match="need at least k \\+ 1 = 4 candidates per column, "
+                                         "got 3"):
+        adaptive_neighbors(idx, tau, 3)
+    tau[2, 2] = np.inf
+    with pytest.raises(ValueError, match="fewer than k \\+ 1 finite candidates"):
+        adaptive_neighbors(idx, tau, 2)
+
+
+def test_the_neighbour_count_is_checked_against_the_samples():
+    Y = np.random.default_rng(0).normal(size=(6, 2))
+    assert adaptive_graph(Y, 4)[0].nnz == 6 * 4  # k = n - 2: the largest
+    for k in (0, 5):
+        with pytest.raises(ValueError, match=f"n_neighbors={k} needs 1 <= n_neighbors <= "
+                                             "n_samples - 2 = 4"):
+            adaptive_graph(Y, k)
+
+
+def column_value(tau, s, gamma):
+    return tau @ s + gamma * s @ s
+
+
+def test_a_monotone_update_never_raises_a_columns_value():
+    """adaptive_update="monotone": a column whose re-estimated closed form would raise
+    <tau, s> + gamma ||s||^2 above its previous value keeps its gamma and takes the
+    exact minimizer for it; the others take the closed form."""
+    rng = np.random.default_rng(5)
+    n, c, k = 12, 6, 3
+    idx = np.array([rng.permutation(np.delete(np.arange(n), j))[:c] for j in range(n)])
+    tau = rng.normal(size=(n, c))
+    fresh, fresh_gamma = adaptive_neighbors(idx, tau, k)
+    old = rng.dirichlet(np.ones(c), size=n) * (rng.random((n, c)) < 0.7)
+    old /= old.sum(axis=1, keepdims=True)
+    old_gamma = rng.uniform(0.0, 3.0, size=n)
+    old_gamma[0] = 0.0  # a linear column
+    graph, gamma = adaptive_neighbors(idx, tau, k, (old, old_gamma))
+    S, F = graph.toarray(), fresh.toarray()
+    kept = 0
+    for j in range(n):
+        before = column_value(tau[j], old[j], old_gamma[j])
+        s_fresh = F[idx[j], j]
+        if column_value(tau[j], s_fresh, fresh_gamma[j]) <= before:
+            np.testing.assert_allclose(S[:, j], F[:, j])
+            assert gamma[j] == fresh_gamma[j]
+            continue
+        kept += 1
+        assert gamma[j] == old_gamma[j]
+        s = cp.Variable(c)
+        cp.Problem(cp.Minimize(tau[j] @ s + old_gamma[j] * cp.sum_squares(s)),
+                   [s >= 0, cp.sum(s) == 1]).solve()
+        ours = S[idx[j], j]
+        assert column_value(tau[j], ours, old_gamma[j]) <= \
+            column_value(tau[j], s.value, old_gamma[j]) + 1e-7
+        assert column_value(tau[j], ours, old_gamma[j]) <= before + 1e-12
+        assert np.count_nonzero(ours) <= k and ours.sum() == pytest.approx(1.0)
+    assert 0 < kept < n  # both branches ran
+
+
+def test_a_kept_linear_column_spreads_its_mass_over_its_smallest_ties():
+    # old gamma 0 (a linear column) at its minimum, value 0.5; the closed form (gamma
+    # 0.5, value 0.75) would raise it: gamma 0 is kept, the mass uniform on the two ties
+    idx = np.array([[1, 2, 3, 4]] * 5)
+    tau = np.array([[0.5, 0.5, 1.0, 3.0]] * 5)
+    old = np.tile([0.5, 0.5, 0.0, 0.0], (5, 1))
+    graph, gamma = adaptive_neighbors(idx, tau, 2, (old, np.zeros(5)))
+    assert np.all(gamma == 0)
+    np.testing.assert_allclose(graph.toarray()[[1, 2], 0], [0.5, 0.5])
+    assert graph.toarray()[[3, 4], 0].tolist() == [0.0, 0.0]
