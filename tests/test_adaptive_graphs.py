@@ -75,6 +75,13 @@ def test_the_neighbour_count_is_checked_against_the_samples():
             adaptive_graph(Y, k)
 
 
+def minimizer(tau, gamma):
+    """argmin <tau, s> + gamma ||s||^2 on the simplex (cvxpy)."""
+    s = cp.Variable(len(tau))
+    cp.Problem(cp.Minimize(tau @ s + gamma * cp.sum_squares(s)), [s >= 0, cp.sum(s) == 1]).solve()
+    return np.clip(s.value, 0.0, None)
+
+
 def column_value(tau, s, gamma):
     return tau @ s + gamma * s @ s
 
@@ -88,9 +95,13 @@ def test_a_monotone_update_never_raises_a_columns_value():
     idx = np.array([rng.permutation(np.delete(np.arange(n), j))[:c] for j in range(n)])
     tau = rng.normal(size=(n, c))
     fresh, fresh_gamma = adaptive_neighbors(idx, tau, k)
+    # even columns: random previous weights (the fresh closed form does better); odd:
+    # the minimizer for a small gamma, lower than the fresh value at its larger gamma
     old = rng.dirichlet(np.ones(c), size=n) * (rng.random((n, c)) < 0.7)
     old /= old.sum(axis=1, keepdims=True)
     old_gamma = rng.uniform(0.0, 3.0, size=n)
+    old_gamma[1::2] = rng.uniform(0.05, 0.5, size=n // 2)
+    old[1::2] = [minimizer(tau[j], old_gamma[j]) for j in range(1, n, 2)]
     old_gamma[0] = 0.0  # a linear column
     graph, gamma = adaptive_neighbors(idx, tau, k, (old, old_gamma))
     S, F = graph.toarray(), fresh.toarray()
@@ -104,15 +115,15 @@ def test_a_monotone_update_never_raises_a_columns_value():
             continue
         kept += 1
         assert gamma[j] == old_gamma[j]
-        s = cp.Variable(c)
-        cp.Problem(cp.Minimize(tau[j] @ s + old_gamma[j] * cp.sum_squares(s)),
-                   [s >= 0, cp.sum(s) == 1]).solve()
         ours = S[idx[j], j]
+        best = minimizer(tau[j], old_gamma[j])
         assert column_value(tau[j], ours, old_gamma[j]) <= \
-            column_value(tau[j], s.value, old_gamma[j]) + 1e-7
+            column_value(tau[j], best, old_gamma[j]) + 1e-7
+        if old_gamma[j] > 0:  # strictly convex: one minimizer
+            np.testing.assert_allclose(ours, best, atol=1e-5)
         assert column_value(tau[j], ours, old_gamma[j]) <= before + 1e-12
         assert np.count_nonzero(ours) <= k and ours.sum() == pytest.approx(1.0)
-    assert 0 < kept < n  # both branches ran
+    assert n // 2 <= kept < n  # both branches ran, kept quadratic columns among them
 
 
 def test_a_kept_linear_column_spreads_its_mass_over_its_smallest_ties():

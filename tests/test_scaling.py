@@ -2,6 +2,8 @@
 (``minmax`` to [0, 1], ``standard`` to zero mean and unit variance, constant features 0),
 at ordinary and at extreme magnitudes, dense and sparse."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -54,12 +56,17 @@ def test_a_range_of_the_largest_magnitudes_is_scaled():
 @pytest.mark.parametrize("method", ["minmax", "none"])
 def test_non_negative_sparse_data_stay_sparse_and_scale_as_dense(method):
     dense = sp.random(25, 6, density=0.3, random_state=4).toarray() * 10
-    dense[:, 4] = 0.0  # a constant (all-zero) column
+    dense[:, 4] = 0.0  # constant columns: all zero, and all 3
+    dense[:, 1] = 3.0
     X = sp.csr_array(dense)
-    scaled = scale_features(X, method)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no division by a zero maximum, even discarded
+        scaled = scale_features(X, method)
     assert sp.issparse(scaled)
-    expected = dense if method == "none" else dense / np.where(dense.max(0) > 0,
-                                                                 dense.max(0), 1.0)
+    expected = dense.copy()
+    if method == "minmax":
+        expected[:, [1, 4]] = 0.0
+        expected /= np.where(expected.max(0) > 0, expected.max(0), 1.0)
     np.testing.assert_allclose(scaled.toarray(), expected, atol=1e-12)
     assert scaled.nnz == np.count_nonzero(expected)  # no stored zeros
 
