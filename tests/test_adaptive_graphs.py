@@ -14,7 +14,7 @@ from causefs.testing import random_graph
 def closed_form(Y, k, prior=None):
     """Column j: tau_ij = 1/2 ||y_i - y_j||^2 - P_ij (i != j), the k smallest (ties to the
     smaller index), S_ij = (tau_(k+1)j - tau_ij) / (k tau_(k+1)j - sum_p<=k tau_pj),
-    gamma_j half that denominator."""
+    gamma_j half that denominator; uniform weights 1/k and gamma 0 where it is 0."""
     n = len(Y)
     P = np.zeros((n, n)) if prior is None else prior.toarray()
     S, gamma = np.zeros((n, n)), np.zeros(n)
@@ -23,6 +23,9 @@ def closed_form(Y, k, prior=None):
         order = sorted(tau, key=lambda i: (tau[i], i))
         nearest, next_one = order[:k], tau[order[k]]
         denominator = k * next_one - sum(tau[i] for i in nearest)
+        if denominator == 0:  # the k + 1 smallest equal: uniform weights, gamma 0
+            S[nearest, j] = 1 / k
+            continue
         for i in nearest:
             S[i, j] = (next_one - tau[i]) / denominator
         gamma[j] = denominator / 2
@@ -70,8 +73,9 @@ def test_the_neighbour_count_is_checked_against_the_samples():
     Y = np.random.default_rng(0).normal(size=(6, 2))
     assert adaptive_graph(Y, 4)[0].nnz == 6 * 4  # k = n - 2: the largest
     for k in (0, 5):
-        with pytest.raises(ValueError, match=f"n_neighbors={k} needs 1 <= n_neighbors <= "
-                                             "n_samples - 2 = 4"):
+        with pytest.raises(ValueError, match=rf"^n_neighbors={k} needs 1 <= n_neighbors <= "
+                                             r"n_samples - 2 = 4 \(the closed form uses the "
+                                             r"\(k\+1\)-th neighbour of every sample\)$"):
             adaptive_graph(Y, k)
 
 
@@ -136,3 +140,49 @@ def test_a_kept_linear_column_spreads_its_mass_over_its_smallest_ties():
     assert np.all(gamma == 0)
     np.testing.assert_allclose(graph.toarray()[[1, 2], 0], [0.5, 0.5])
     assert graph.toarray()[[3, 4], 0].tolist() == [0.0, 0.0]
+
+
+def test_integer_and_boolean_points_are_numbers():
+    # int8 differences overflow (100 - -100) and booleans cannot be subtracted: the
+    # points are read as floats
+    Y = np.array([[100], [-100], [90], [-95], [0], [5]], dtype=np.int8)
+    graph, gamma = adaptive_graph(Y, 2, algorithm="all")
+    S, expected_gamma = closed_form(Y.astype(float), 2)
+    np.testing.assert_allclose(graph.toarray(), S, atol=1e-12)
+    np.testing.assert_allclose(gamma, expected_gamma)
+    B = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [1, 1], [0, 0]], dtype=bool)
+    np.testing.assert_allclose(adaptive_graph(B, 2, algorithm="all")[0].toarray(),
+                               closed_form(B.astype(float), 2)[0], atol=1e-12)
+
+
+def test_warm_graphs_seed_an_approximate_search_only(monkeypatch):
+    """``warm`` graphs join the candidates of an approximate search (None entries
+    dropped); an exact search is given the prior alone (it needs no seeds)."""
+    import causefs.numerics.adaptive_graphs as module
+
+    searched = []
+    search = module.nearest_candidates
+
+    def spy(Y, m, algorithm, graphs):
+        searched.append((algorithm, graphs))
+        return search(Y, m, algorithm, graphs)
+
+    monkeypatch.setattr(module, "nearest_candidates", spy)
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(40, 3))
+    prior, warm = 0.3 * random_graph(rng, 40, 3), random_graph(rng, 40, 5)
+    adaptive_graph(Y, 4, prior, "approximate", warm=[None, warm])
+    assert searched[-1][0] == "approximate"
+    assert [id(g) for g in searched[-1][1]] == [id(warm), id(prior)]
+    adaptive_graph(Y, 4, prior, "exact", warm=[warm])
+    assert searched[-1][0] == "exact" and [id(g) for g in searched[-1][1]] == [id(prior)]
+
+
+def test_an_unknown_adaptive_update_is_refused_by_name():
+    from causefs.core.validation import InvalidParameterError
+    from causefs.numerics.adaptive_graphs import check_adaptive_update
+
+    assert check_adaptive_update("monotone") == "monotone"
+    with pytest.raises(InvalidParameterError, match="^adaptive_update='fast': must be one "
+                                                    "of 'closed_form', 'monotone'$"):
+        check_adaptive_update("fast")
