@@ -186,3 +186,41 @@ def test_an_unknown_adaptive_update_is_refused_by_name():
     with pytest.raises(InvalidParameterError, match="^adaptive_update='fast': must be one "
                                                     "of 'closed_form', 'monotone'$"):
         check_adaptive_update("fast")
+
+
+@pytest.mark.parametrize("algorithm", ["exact", "all"])
+def test_a_monotone_graph_update_follows_the_rule_on_the_dense_problem(algorithm):
+    """``previous=(graph, gamma)``: column j keeps gamma_j and the exact minimizer for it
+    where the fresh closed form (with the prior) would raise <tau_j, s> + gamma ||s||^2
+    above the previous graph's value, on every pair's tau (the previous support joins
+    the candidates)."""
+    rng = np.random.default_rng(7)
+    n, k = 12, 3
+    Y = rng.normal(size=(n, 2))
+    prior = 0.2 * random_graph(rng, n, 2)
+    tau = 0.5 * ((Y[:, None, :] - Y[None, :, :]) ** 2).sum(-1) - prior.toarray()
+    S_fresh, gamma_fresh = closed_form(Y, k, prior)
+    previous, gamma_previous = np.zeros((n, n)), rng.uniform(0.05, 0.3, size=n)
+    for j in range(n):  # odd columns at their minimizer for a small gamma: kept
+        others = np.delete(np.arange(n), j)
+        if j % 2:
+            previous[others, j] = minimizer(tau[others, j], gamma_previous[j])
+        else:
+            previous[rng.choice(others, 4, replace=False), j] = 0.25
+    previous[previous < 1e-9] = 0.0
+    graph, gamma = adaptive_graph(Y, k, prior, algorithm,
+                                  previous=(sp.csc_array(previous), gamma_previous))
+    S = graph.toarray()
+    kept = 0
+    for j in range(n):
+        others = np.delete(np.arange(n), j)
+        before = column_value(tau[others, j], previous[others, j], gamma_previous[j])
+        if column_value(tau[others, j], S_fresh[others, j], gamma_fresh[j]) <= before:
+            np.testing.assert_allclose(S[:, j], S_fresh[:, j], atol=1e-12)
+            assert gamma[j] == pytest.approx(gamma_fresh[j])
+            continue
+        kept += 1
+        assert gamma[j] == gamma_previous[j]
+        np.testing.assert_allclose(S[others, j], minimizer(tau[others, j], gamma[j]),
+                                   atol=1e-5)
+    assert 0 < kept < n
