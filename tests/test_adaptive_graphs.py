@@ -65,7 +65,8 @@ def test_the_number_of_candidates_is_checked():
                                          "got 3"):
         adaptive_neighbors(idx, tau, 3)
     tau[2, 2] = np.inf
-    with pytest.raises(ValueError, match="fewer than k \\+ 1 finite candidates"):
+    with pytest.raises(ValueError, match="^fewer than k \\+ 1 finite candidates in some "
+                                         "column$"):
         adaptive_neighbors(idx, tau, 2)
 
 
@@ -176,6 +177,8 @@ def test_warm_graphs_seed_an_approximate_search_only(monkeypatch):
     assert [id(g) for g in searched[-1][1]] == [id(warm), id(prior)]
     adaptive_graph(Y, 4, prior, "exact", warm=[warm])
     assert searched[-1][0] == "exact" and [id(g) for g in searched[-1][1]] == [id(prior)]
+    adaptive_graph(Y, 4, None, "exact")
+    assert searched[-1] == ("exact", [])
 
 
 def test_an_unknown_adaptive_update_is_refused_by_name():
@@ -188,8 +191,9 @@ def test_an_unknown_adaptive_update_is_refused_by_name():
         check_adaptive_update("fast")
 
 
+@pytest.mark.parametrize("with_prior", [True, False])
 @pytest.mark.parametrize("algorithm", ["exact", "all"])
-def test_a_monotone_graph_update_follows_the_rule_on_the_dense_problem(algorithm):
+def test_a_monotone_graph_update_follows_the_rule_on_the_dense_problem(algorithm, with_prior):
     """``previous=(graph, gamma)``: column j keeps gamma_j and the exact minimizer for it
     where the fresh closed form (with the prior) would raise <tau_j, s> + gamma ||s||^2
     above the previous graph's value, on every pair's tau (the previous support joins
@@ -197,8 +201,9 @@ def test_a_monotone_graph_update_follows_the_rule_on_the_dense_problem(algorithm
     rng = np.random.default_rng(7)
     n, k = 12, 3
     Y = rng.normal(size=(n, 2))
-    prior = 0.2 * random_graph(rng, n, 2)
-    tau = 0.5 * ((Y[:, None, :] - Y[None, :, :]) ** 2).sum(-1) - prior.toarray()
+    prior = 0.2 * random_graph(rng, n, 2) if with_prior else None
+    tau = 0.5 * ((Y[:, None, :] - Y[None, :, :]) ** 2).sum(-1)
+    tau -= 0.0 if prior is None else prior.toarray()
     S_fresh, gamma_fresh = closed_form(Y, k, prior)
     previous, gamma_previous = np.zeros((n, n)), rng.uniform(0.05, 0.3, size=n)
     for j in range(n):  # odd columns at their minimizer for a small gamma: kept
@@ -224,3 +229,55 @@ def test_a_monotone_graph_update_follows_the_rule_on_the_dense_problem(algorithm
         np.testing.assert_allclose(S[others, j], minimizer(tau[others, j], gamma[j]),
                                    atol=1e-5)
     assert 0 < kept < n
+
+
+def test_ties_among_many_candidates_go_to_the_smaller_index():
+    # 40 candidates at three tau levels: an unstable sort would break the ties at random
+    rng = np.random.default_rng(0)
+    n, c, k = 41, 40, 5
+    idx = np.array([rng.permutation(np.delete(np.arange(n), j)) for j in range(n)])
+    tau = rng.integers(0, 3, size=(n, c)).astype(float)
+    graph = adaptive_neighbors(idx, tau, k)[0].toarray()
+    for j in range(n):
+        by_tau_then_index = sorted(range(c), key=lambda p: (tau[j, p], idx[j, p]))
+        assert set(np.flatnonzero(graph[:, j])) <= {idx[j, p] for p in by_tau_then_index[:k]}
+        expected = {idx[j, p] for p in by_tau_then_index[:k]
+                    if tau[j, p] < tau[j, by_tau_then_index[k]]}
+        degenerate = tau[j, by_tau_then_index[0]] == tau[j, by_tau_then_index[k]]
+        chosen = set(np.flatnonzero(graph[:, j]))
+        assert chosen == ({idx[j, p] for p in by_tau_then_index[:k]} if degenerate
+                          else expected)
+
+
+def test_every_column_lists_its_rows_in_order():
+    graph = adaptive_graph(np.random.default_rng(1).normal(size=(15, 2)), 4)[0]
+    for j in range(15):
+        rows = graph.indices[graph.indptr[j]:graph.indptr[j + 1]]
+        assert np.all(np.diff(rows) > 0)
+
+
+@pytest.mark.parametrize("old_gamma, kept", [(1.5, False), (0.5, False), (0.4, True)])
+def test_the_previous_value_decides_at_its_bound(old_gamma, kept):
+    """Candidates 1..4 at tau 0, 0, 1, 1 and k = 2: the closed form puts 1/2 on rows 1, 2
+    with gamma 1, value 0 + 1 * (1/4 + 1/4) = 1/2. Previous weights (1/2, 1/2) at gamma
+    1.5 have value 1.5 * 1/2 = 0.75 (their cubes would give 0.375: kept); weight 1 on
+    row 1 at gamma 0.5 has value 0.5, equal (not raised: the closed form is taken), at
+    gamma 0.4 value 0.4 (raised: kept)."""
+    idx = np.tile([1, 2, 3, 4], (5, 1))
+    tau = np.tile([0.0, 0.0, 1.0, 1.0], (5, 1))
+    old = np.tile([0.5, 0.5, 0.0, 0.0] if old_gamma == 1.5 else [1.0, 0.0, 0.0, 0.0],
+                  (5, 1))
+    graph, gamma = adaptive_neighbors(idx, tau, 2, (old, np.full(5, old_gamma)))
+    assert np.all(gamma == (old_gamma if kept else 1.0))
+    np.testing.assert_allclose(graph.toarray()[[1, 2], 0], [0.5, 0.5])
+
+
+def test_the_search_is_resolved_for_the_points_dimension(monkeypatch):
+    import causefs.numerics.adaptive_graphs as module
+
+    asked = []
+    resolve = module.resolve_algorithm
+    monkeypatch.setattr(module, "resolve_algorithm",
+                        lambda *args: asked.append(args) or resolve(*args))
+    adaptive_graph(np.zeros((9, 3)) + np.arange(9)[:, None], 2)
+    assert asked == [("auto", 9, 3)]

@@ -86,3 +86,39 @@ def test_constant_features_are_found_by_comparison_dense_and_sparse():
     expected = [True, False, True, False]
     assert constant_features(X).tolist() == expected
     assert constant_features(sp.csr_array(X)).tolist() == expected
+
+
+def test_an_unknown_scaling_is_refused_by_name():
+    from causefs.core.validation import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="^preprocessing='l2': must be one of "
+                                                    "'minmax', 'standard', 'none'$"):
+        scale_features(np.ones((3, 2)), "l2")
+
+
+@pytest.mark.parametrize("method", SCALERS)
+def test_boolean_data_are_scaled_as_numbers_without_warnings(method):
+    X = np.array([[True, False, True], [False, False, True], [True, True, True]])
+    expected = SCALERS[method]().fit_transform(X.astype(float))
+    expected[:, 2] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 0/0 from the constant column, even discarded
+        np.testing.assert_allclose(scale_features(X, method), expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", SCALERS)
+def test_columns_of_very_different_magnitudes_are_each_scaled(method):
+    # one power of two for all columns would flush the 2**-1000 column to zero
+    X = data(np.random.default_rng(5))
+    X[:, 0] = np.ldexp(X[:, 0], 1000)
+    X[:, 1] = np.ldexp(X[:, 1], -1000)
+    expected = SCALERS[method]().fit_transform(data(np.random.default_rng(5)))
+    expected[:, 2] = 0.0
+    np.testing.assert_allclose(scale_features(X, method), expected, atol=1e-12)
+
+
+def test_non_negative_sparse_data_are_standardized_densely():
+    dense = sp.random(20, 4, density=0.4, random_state=6).toarray()
+    scaled = scale_features(sp.csr_array(dense), "standard")
+    assert not sp.issparse(scaled)
+    np.testing.assert_allclose(scaled, StandardScaler().fit_transform(dense), atol=1e-12)
