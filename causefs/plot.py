@@ -6,7 +6,13 @@
     print(causefs.plot.markdown(selector))          # the table, features by name
 
 The features are named as the data named them (a DataFrame's columns,
-``feature_names_in_``), else ``x0, x1, ...`` as scikit-learn's ``get_feature_names_out``.
+``feature_names_in_``), else by ``feature_names`` when given, else ``x0, x1, ...`` as
+scikit-learn's ``get_feature_names_out``. A file's names reach a fit on its array this way:
+
+    data = causefs.datasets.load_file("data.csv")   # data.feature_names: the header's
+    selector = CauseFS(n_clusters=3, n_features_to_select=10).fit(data.X)
+    selector.get_feature_names_out(data.feature_names)    # scikit-learn's input_features
+    causefs.plot.report(selector, "report.png", feature_names=data.feature_names)
 """
 
 from __future__ import annotations
@@ -22,12 +28,30 @@ def _as_list(value):
     return None if value is None else np.asarray(value, dtype=float).tolist()
 
 
-def summary(selector, *, name: str = "data", image_shape=None) -> dict:
+def _feature_names(selector, given):
+    """The names of the fitted features: ``given`` (checked) or ``feature_names_in_``."""
+    fitted = getattr(selector, "feature_names_in_", None)
+    if given is None:
+        return fitted
+    given = np.asarray(given, dtype=object)
+    if given.shape != (selector.n_features_in_,):
+        raise ValueError(f"feature_names must hold one name per feature, "
+                         f"{selector.n_features_in_}; got shape {given.shape}")
+    if fitted is not None and not np.array_equal(given, fitted):
+        raise ValueError("feature_names differ from the names the selector was fitted "
+                         "with (feature_names_in_)")
+    return given
+
+
+def summary(selector, *, name: str = "data", image_shape=None, feature_names=None) -> dict:
     """The fitted ``selector`` in ``result.json``'s layout (the fields a run report
     reads). ``image_shape`` (height, width; pixels column-major, as the library's image
-    datasets) makes the figure draw the selected pixels."""
+    datasets) makes the figure draw the selected pixels. ``feature_names``
+    (n_features_in_,) names the features of a fit on an array (a loaded file's
+    ``Dataset.feature_names``); checked as ``get_feature_names_out``'s ``input_features``
+    (equal to ``feature_names_in_`` where the fit had names)."""
     check_is_fitted(selector, "scores_")
-    names = getattr(selector, "feature_names_in_", None)
+    names = _feature_names(selector, feature_names)
     best_first = np.argsort(selector.ranking_, kind="stable")
     selected = best_first[: int(selector.support_.sum())]
     n_samples = int(selector.sample_weight_.shape[0])

@@ -226,6 +226,38 @@ def test_the_python_report_names_a_dataframes_columns():
     assert sorted(names) == sorted(selector.get_feature_names_out())
 
 
+def test_a_loaded_files_names_reach_a_fit_on_its_array(tmp_path):
+    import causefs
+
+    header = ["p", "q", "r", "s", "t", "u"]
+    X = np.random.default_rng(1).normal(size=(40, 6))
+    data = load_file(write_csv(tmp_path / "named.csv", header, X))
+    selector = _fitted(data.X)  # an array: the selector itself knows no names
+    assert not hasattr(selector, "feature_names_in_")
+    chosen = np.flatnonzero(selector.get_support())
+    assert selector.get_feature_names_out(data.feature_names).tolist() == \
+        [header[j] for j in chosen]
+    text = causefs.plot.markdown(selector, feature_names=data.feature_names)
+    best = int(np.argmin(selector.ranking_))
+    assert f"| 1 | {best} | {header[best]} | {selector.scores_[best]:.4g} |" in text
+    summary = causefs.plot.summary(selector, feature_names=data.feature_names)
+    assert summary["dataset"]["feature_names"] == header
+    with pytest.raises(ValueError, match="one name per feature, 6; got shape \\(5,\\)"):
+        causefs.plot.summary(selector, feature_names=header[:5])
+
+
+def test_given_names_must_match_the_names_of_the_fit():
+    pd = pytest.importorskip("pandas")
+    import causefs
+
+    selector = _fitted(pd.DataFrame(np.random.default_rng(0).normal(size=(40, 4)),
+                                    columns=["p", "q", "r", "s"]))
+    assert causefs.plot.summary(selector, feature_names=["p", "q", "r", "s"]) \
+        == causefs.plot.summary(selector)
+    with pytest.raises(ValueError, match="differ from the names the selector was fitted"):
+        causefs.plot.summary(selector, feature_names=["a", "b", "c", "d"])
+
+
 def test_a_non_finite_nuisance_in_a_file_names_the_file_and_the_key(tmp_path):
     Z = np.array([0.0, 1.0, np.inf, 1.0])
     np.savez(tmp_path / "z.npz", X=np.arange(8.0).reshape(4, 2), site=Z)

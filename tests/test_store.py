@@ -1,6 +1,7 @@
 """The results store: content keys, self-describing entries checked on read, invalid
 entries moved aside, file permissions, stale temporaries, and the report's refusals."""
 
+import contextlib
 import json
 import os
 import signal
@@ -17,7 +18,7 @@ from causefs.app.configs import register_configs
 from causefs.app.report import main as report_main
 from causefs.app.report import report
 from causefs.app.store import (INVALID_DIR, SCHEMA_VERSION, ResultStore, StoreError, StoreWarning,
-                           job_key)
+                           canonical, job_key)
 
 pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
 
@@ -50,6 +51,19 @@ def test_entries_describe_themselves_and_round_trip(store):
     assert entry["schema"] == SCHEMA_VERSION and entry["key"] == key and entry["job"] == JOB
     assert store.lookup(key, JOB)["value"] == 1.5
     assert [p.name for p in store.root.iterdir()] == [f"{key}.json"]  # no temporary left
+
+
+def test_numpy_values_and_paths_are_written_as_the_plain_values_they_hold(store, tmp_path):
+    # canonical JSON and entries hold what json writes for the equal Python values
+    given = {"i": np.int32(3), "b": np.bool_(True), "f": np.float32(0.5),
+             "a": np.arange(3).reshape(1, 3), "p": tmp_path / "x.csv"}
+    plain = {"i": 3, "b": True, "f": 0.5, "a": [[0, 1, 2]], "p": str(tmp_path / "x.csv")}
+    assert canonical(given) == json.dumps(plain, sort_keys=True, separators=(",", ":"))
+    job = {**JOB, "options": given}
+    entry = json.loads(store.put(job_key(job), {**RESULT, "job": job}).read_text())
+    assert entry["job"]["options"] == plain
+    with pytest.raises(TypeError, match="not JSON serializable: set"):
+        canonical({"s": {1}})
 
 
 def test_put_refuses_a_key_that_is_not_the_jobs(store):
@@ -370,6 +384,44 @@ def test_an_invalid_folder_that_is_a_file_does_not_stop_a_lookup(store):
         assert store.lookup(key, JOB) is None
     assert not store.path(key).exists()
     assert len([p for p in store.root.iterdir() if p.name.endswith(".invalid")]) == 1
+
+
+@contextlib.contextmanager
+def _warns_here():
+    """Expect StoreWarnings from the ``with`` block, each naming the block's own line as
+    where it comes from (the caller's line, not the store's: ``stacklevel``). Call the
+    store right in the block: one frame further up is pytest's."""
+    with pytest.warns(StoreWarning) as record:
+        yield record
+    assert {(w.filename, w.lineno) for w in record} == {(__file__, record[0].lineno)}
+
+
+@pytest.mark.skipif("MUTANT_UNDER_TEST" in os.environ,
+                    reason="mutmut's trampoline adds a frame to every call of a mutated "
+                           "module: no stacklevel holds under it (docs/MUTATION.md)")
+def test_store_warnings_point_at_the_callers_line(store, monkeypatch):
+    key = job_key(JOB)
+    store.root.mkdir(parents=True)
+    store.path(key).write_text("{trunc")
+    with _warns_here():
+        store.lookup(key, JOB)                                   # moved aside
+    _directory(store.path(key))
+    with _warns_here():
+        store.put(key, RESULT)                                   # a directory moved aside
+    (store.root / "0123456789abcdef.json").write_text("{trunc")
+    with _warns_here():
+        list(store.entries())                                    # skipped
+    _directory(store.root / f"{key}.claim")
+    with _warns_here(), store.claim(key) as claim:               # a claim that is no file
+        assert claim.held
+
+    def no_locks(*_):
+        raise OSError(37, "No locks available")
+
+    monkeypatch.setattr("fcntl.lockf", no_locks)
+    with _warns_here() as record, store.claim(key) as claim:
+        assert claim.held
+    assert "cannot lock" in str(record[0].message)
 
 
 # ---- concurrent sweeps: one claim per job -------------------------------------------
