@@ -19,7 +19,7 @@ HNSW_POINT_OPS, HNSW_DIM_OPS = 1600.0, 200.0
 UPDATE_OPS = 60.0
 
 
-def graph_cost(size, count: int, *, fresh: bool, priors: int = 1) -> Cost:
+def graph_cost(size, count: int, *, fresh: bool) -> Cost:
     """``count`` adaptive graphs of a fit of ``size`` (:class:`~causefs.model.fit_size.FitSize`).
 
     Fresh graphs search the data's d dimensions between them (the fused graph all of
@@ -27,11 +27,11 @@ def graph_cost(size, count: int, *, fresh: bool, priors: int = 1) -> Cost:
     embedding. The search is the one the ``neighbor_algorithm`` setting resolves to
     (:func:`~causefs.numerics.neighbors.resolve_algorithm`): exact, a k-d tree, or an
     approximate one: for a fresh graph an HNSW index and a round of local search (exact
-    up to ``FRESH_EXACT_N`` points; the initial granular graphs, whose search the fused
-    graph seeds, measured about as costly); for an update a local search warm-started
+    up to ``FRESH_EXACT_N`` points; the initial granular graphs measured about as
+    costly); for an update a local search warm-started
     from the graph it replaces, among the candidates joined with the supports of its
-    ``priors`` graphs (G for S[m]; the M graphs S[m] for G; priced as one). Memory: the
-    candidate table.
+    prior graphs (G for S[m]; the M graphs S[m] for G), priced alike whatever their
+    number. Memory: the candidate table.
     """
     n, d, h = size.n_samples, size.n_features, size.n_clusters
     k, M = size.n_neighbors, size.n_granularities
