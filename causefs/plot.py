@@ -47,7 +47,7 @@ def summary(selector, *, name: str = "data", image_shape=None, feature_names=Non
     """The fitted ``selector`` in ``result.json``'s layout (the fields a run report
     reads). ``image_shape`` (height, width; pixels column-major, as the library's image
     datasets) makes the figure draw the selected pixels. ``feature_names``
-    (n_features_in_,) names the features of a fit on an array (a loaded file's
+    ``(n_features_in_,)`` names the features of a fit on an array (a loaded file's
     ``Dataset.feature_names``); checked as ``get_feature_names_out``'s ``input_features``
     (equal to ``feature_names_in_`` where the fit had names)."""
     check_is_fitted(selector, "scores_")
