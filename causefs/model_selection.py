@@ -44,6 +44,7 @@ from .core.validation import Interval, InvalidParameterError, check_choice, chec
 from .estimator import CollapseWarning
 from .numerics.scaling import scale_features
 from .selectors.affinity import SpectralGraph, knn_affinity
+from .selectors.base import ranking_from_scores
 
 CRITERIA = ("silhouette", "embedding_fit")
 #: k-means partitions the silhouette criterion averages over
@@ -92,7 +93,7 @@ def top_features(selector, k: int) -> np.ndarray:
     if hasattr(selector, "ranking_"):
         return np.argsort(np.asarray(selector.ranking_), kind="stable")[:k]
     if hasattr(selector, "scores_"):
-        return np.argsort(-np.asarray(selector.scores_, dtype=float), kind="stable")[:k]
+        return ranking_from_scores(selector.scores_)[:k]
     raise TypeError(f"{type(selector).__name__} has neither ranking_ nor scores_ after "
                     "fit: LabelFreeSearch cannot read its selection")
 
