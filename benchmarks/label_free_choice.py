@@ -8,10 +8,11 @@ entries of the results store, ``sample_weights=simplex``) and, per dataset, pick
 setting by each label-free criterion of :mod:`causefs.model_selection` on the setting's
 top 20 features (min-max scaled data):
 
-    embedding_fit (the library's default): R^2 of the fit of the cluster embedding
+    embedding_fit: R^2 of the fit of the cluster embedding
     (the c - 1 non-trivial Laplacian eigenvectors of the 5-NN heat-kernel graph of all
     features) on the top 20;
-    silhouette: mean silhouette of 10 seeded k-means++ partitions of the top 20.
+    silhouette (the library's default): mean silhouette of 10 seeded k-means++
+    partitions of the top 20.
 
 A fit whose W collapsed to the eps floor (every ||W_f||^2 < eps: its ranking is eps's,
 not the model's) is not a candidate; that test reads W, not labels. The table gives the
