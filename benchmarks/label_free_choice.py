@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from causefs.app.label_free import collapsed
 from causefs.datasets import load_dataset
 from dev_benchmark import DATASETS, job_path, load
 from causefs.model_selection import cluster_embedding, embedding_fit, silhouette
@@ -64,12 +65,6 @@ def grid_entries(store: Path, dataset: str) -> list:
                 and params.get("sample_weights") == "simplex" and "metrics" in entry):
             entries[tuple(params[k] for k in GRID_KEYS)] = entry
     return list(entries.values())
-
-
-def collapsed(entry) -> bool:
-    scores = np.asarray(entry["scores"], dtype=float)
-    eps = entry["job"]["params"].get("eps", 1e-8)
-    return bool(np.max(scores) ** 2 < eps)
 
 
 def choose(store: Path, dataset: str) -> dict | None:

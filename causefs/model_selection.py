@@ -98,6 +98,65 @@ def top_features(selector, k: int) -> np.ndarray:
                     "fit: LabelFreeSearch cannot read its selection")
 
 
+class LabelFreeCriterion:
+    """One of :data:`CRITERIA` bound to a dataset: ``criterion(features)`` scores a
+    selection of columns of ``X`` without labels (higher is better).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        The data as given to the selector (not scaled).
+    n_clusters : int
+        Clusters of the criterion (k-means clusters; the embedding has ``n_clusters - 1``
+        dimensions).
+    criterion : {"silhouette", "embedding_fit"}, default "silhouette"
+    preprocessing : {"minmax", "standard", "none"}, default "minmax"
+        The scaling the selector applied (:func:`~causefs.numerics.scaling.scale_features`).
+    n_neighbors : int, default 5
+        Neighbours of the embedding's graph (``embedding_fit`` only).
+    max_samples : int, default 10000
+        At most this many rows are read (a seeded subsample above it; sparse rows are
+        densified).
+    random_state : int, default 0
+        Seeds the subsample, the eigensolver's start vector and the k-means starts.
+
+    Raises
+    ------
+    InvalidParameterError
+        An unknown criterion, ``n_clusters`` not below the rows read, or too few rows for
+        ``n_neighbors``.
+    """
+
+    def __init__(self, X, n_clusters: int, criterion: str = "silhouette", *,
+                 preprocessing: str = "minmax", n_neighbors: int = 5,
+                 max_samples: int = 10000, random_state=0):
+        self.name = check_choice("criterion", criterion, CRITERIA)
+        self.n_clusters, self.random_state = n_clusters, random_state
+        n = X.shape[0]
+        rows = np.arange(n)
+        if n > max_samples:
+            rng = np.random.default_rng(random_state)
+            rows = np.sort(rng.choice(n, size=max_samples, replace=False))
+        Xc = X[rows]
+        self.X = scale_features(Xc.toarray() if sp.issparse(Xc) else np.asarray(Xc),
+                                preprocessing)
+        if n_clusters >= self.X.shape[0]:
+            raise InvalidParameterError(f"n_clusters={n_clusters}: needs more samples than "
+                                        f"clusters, got {self.X.shape[0]}")
+        self.embedding = None
+        if self.name == "embedding_fit":
+            if n_neighbors > self.X.shape[0] - 1:
+                raise InvalidParameterError(f"n_neighbors={n_neighbors}: needs at least "
+                                            f"{n_neighbors + 1} samples, got {self.X.shape[0]}")
+            self.embedding = cluster_embedding(self.X, n_clusters, n_neighbors=n_neighbors,
+                                               random_state=random_state)
+
+    def __call__(self, features) -> float:
+        if self.embedding is not None:
+            return embedding_fit(self.X, features, self.embedding)
+        return silhouette(self.X, features, self.n_clusters, self.random_state)
+
+
 class LabelFreeSearch(SelectorMixin, BaseEstimator):
     """Grid search over a selector's settings, scored without labels.
 
@@ -189,28 +248,6 @@ class LabelFreeSearch(SelectorMixin, BaseEstimator):
                                         "LabelFreeSearch(n_clusters=...)")
         return k, check_value("n_clusters", c, Interval(int, 2))
 
-    def _criterion_data(self, X, n_clusters: int):
-        """The rows the criterion reads, scaled as the estimator scales, and the
-        embedding (``embedding_fit``) or ``None``."""
-        n = X.shape[0]
-        rows = np.arange(n)
-        if n > self.max_samples:
-            rng = np.random.default_rng(self.random_state)
-            rows = np.sort(rng.choice(n, size=self.max_samples, replace=False))
-        Xc = X[rows]
-        Xc = scale_features(Xc.toarray() if sp.issparse(Xc) else Xc,
-                            self.estimator.get_params().get("preprocessing", "minmax"))
-        if n_clusters >= Xc.shape[0]:
-            raise InvalidParameterError(f"n_clusters={n_clusters}: needs more samples than "
-                                        f"clusters, got {Xc.shape[0]}")
-        if self.criterion == "silhouette":
-            return Xc, None
-        if self.n_neighbors > Xc.shape[0] - 1:
-            raise InvalidParameterError(f"n_neighbors={self.n_neighbors}: needs at least "
-                                        f"{self.n_neighbors + 1} samples, got {Xc.shape[0]}")
-        return Xc, cluster_embedding(Xc, n_clusters, n_neighbors=self.n_neighbors,
-                                     random_state=self.random_state)
-
     def fit(self, X, y=None):
         """Fit every setting on ``X`` (n_samples, n_features) and keep the best.
 
@@ -224,7 +261,11 @@ class LabelFreeSearch(SelectorMixin, BaseEstimator):
         settings = list(ParameterGrid(self.param_grid))
         if not settings:
             raise InvalidParameterError("param_grid: has no setting")
-        Xc, embedding = self._criterion_data(X, n_clusters)
+        criterion = LabelFreeCriterion(
+            X, n_clusters, self.criterion,
+            preprocessing=self.estimator.get_params().get("preprocessing", "minmax"),
+            n_neighbors=self.n_neighbors, max_samples=self.max_samples,
+            random_state=self.random_state)
         results = {"params": [], "score": [], "collapsed": [], "fit_seconds": [],
                    "features": []}
         best_score, best = -np.inf, None
@@ -243,12 +284,7 @@ class LabelFreeSearch(SelectorMixin, BaseEstimator):
                     warnings.warn_explicit(record.message, record.category,
                                            record.filename, record.lineno)
             features = top_features(selector, k)
-            if collapsed:
-                score = -np.inf
-            elif embedding is not None:
-                score = embedding_fit(Xc, features, embedding)
-            else:
-                score = silhouette(Xc, features, n_clusters, self.random_state)
+            score = -np.inf if collapsed else criterion(features)
             for key, value in (("params", params), ("score", score),
                                ("collapsed", collapsed), ("fit_seconds", seconds),
                                ("features", features)):
