@@ -11,21 +11,18 @@ with the grid :data:`GRID` (alpha and the number of neighbours; the default, alp
 with 5 neighbours, is one of its settings), fixed before the run; the criterion reads the
 top 20 features. Every setting's top 20 is then scored with the labels by the benchmark's
 protocol (k-means++ 20 times, ACC/NMI), which gives the label-tuned best over the same
-grid. The search runs with ``criterion="embedding_fit"``; the silhouette of every setting's
-top 20 is computed beside it with the same function, data and seed as
-``LabelFreeSearch(criterion="silhouette")`` (the library's default criterion) uses, so one
-run gives both choices. The table: the default, each criterion's choice, the
-label-tuned best, and the gaps in ACC points.
+grid. The search runs with the library's default criterion (``mean_rank``), which
+measures every setting's top 20 by the silhouette and by the embedding fit, so one run
+gives the choice of every criterion of :data:`causefs.model_selection.CRITERIA`
+(:func:`~causefs.model_selection.criterion_scores` on the stored measures). The table:
+the default, each criterion's choice, the label-tuned best, and the gaps in ACC points.
 
 ``--resamples R`` repeats every dataset on the development benchmark's seeded 80 %
 subsamples 1..R-1 (``dev_benchmark.resample``, the same rows as its tables; resample 0 is
 the whole dataset), and the table gains a summary per resample: a criterion's choice
-checked where the grid's settings were not looked at.
-
-The report also scores a candidate fixed before the subsamples were run (2026-11-27,
-from the whole datasets and the paper grids of JAFFE, UMIST and COIL20, so not evidence
-there): ``rank_mean``, the setting whose ranks under the two criteria add up highest
-(:func:`rank_mean_pick`); it is not a criterion of the library.
+checked where the grid's settings were not looked at. ``mean_rank`` was fixed before
+the subsamples were run (from the whole datasets and the paper grids of JAFFE, UMIST and
+COIL20, where it is not evidence); docs/RESULTS.md tells the order of events.
 
 One JSON file per dataset and resample under ``--store``, written atomically (a finished
 one is skipped: the run resumes).
@@ -35,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 
 import numpy as np
@@ -44,9 +40,7 @@ from causefs import CauseFS
 from causefs.app.metrics import kmeans_scores
 from causefs.app.provenance import source_sha256, vcs_revision
 from causefs.app.store import write_json_atomic
-from causefs.model_selection import LabelFreeSearch, silhouette
-
-from scipy.stats import rankdata
+from causefs.model_selection import MEASURES, LabelFreeSearch, criterion_scores
 
 from dev_benchmark import DATASETS, N_RUNS, load, resample
 
@@ -54,9 +48,9 @@ ROOT = Path(__file__).resolve().parents[1]
 GRID = {"alpha": [0.1, 1.0, 10.0, 100.0], "n_neighbors": [5, 10]}
 DEFAULT = {"alpha": 1.0, "n_neighbors": 5}
 TOP = 20
-#: the criteria compared (stored per setting) and their labels in the table
-CRITERIA = {"silhouette": "silhouette's choice (the default criterion)",
-            "embedding_fit": "embedding fit's choice"}
+#: the criteria compared and their labels in the table
+LABELS = {"mean_rank": "mean rank's choice (the default criterion)",
+          "silhouette": "silhouette's choice", "embedding_fit": "embedding fit's choice"}
 
 
 def run_dataset(dataset: str, number: int = 0) -> dict:
@@ -64,28 +58,19 @@ def run_dataset(dataset: str, number: int = 0) -> dict:
     n_clusters = int(np.unique(y).size)
     k = min(TOP, X.shape[1])
     search = LabelFreeSearch(CauseFS(n_clusters=n_clusters, n_features_to_select=k),
-                             GRID, n_features_to_select=k, criterion="embedding_fit").fit(X)
+                             GRID, n_features_to_select=k).fit(X)
     settings = []
     for index, params in enumerate(search.results_["params"]):
         features = search.results_["features"][index]
         settings.append({
-            "params": params, "embedding_fit": search.results_["score"][index],
-            "collapsed": search.results_["collapsed"][index],
-            "silhouette": (-math.inf if search.results_["collapsed"][index]
-                           else silhouette(X, features, n_clusters)),
+            "params": params, "collapsed": search.results_["collapsed"][index],
+            **{name: search.results_[name][index] for name in MEASURES["mean_rank"]},
             "fit_seconds": search.results_["fit_seconds"][index],
             "features": features.tolist(),
             "scores": kmeans_scores(X[:, features], y, n_runs=N_RUNS)})
-    return {"dataset": dataset, "resample": number, "grid": GRID, "top": k, "best_index": search.best_index_,
-            "settings": settings, "source_sha256": source_sha256(),
-            "vcs_revision": vcs_revision()}
-
-
-def rank_mean_pick(settings: list) -> int:
-    """The index of the setting whose ranks under the two criteria (average ranks for
-    ties, collapsed fits last) add up highest: the candidate of the module docstring."""
-    ranks = sum(rankdata([s[name] for s in settings]) for name in CRITERIA)
-    return int(np.argmax(ranks))
+    return {"dataset": dataset, "resample": number, "grid": GRID, "top": k,
+            "best_index": search.best_index_, "settings": settings,
+            "source_sha256": source_sha256(), "vcs_revision": vcs_revision()}
 
 
 def store_path(store: Path, dataset: str, number: int) -> Path:
@@ -97,8 +82,8 @@ def row(result: dict) -> dict:
     acc = [s["scores"]["acc_mean"] for s in settings]
     default = next(i for i, s in enumerate(settings) if s["params"] == DEFAULT)
     tuned = int(np.argmax(acc))
-    picks = {name: int(np.argmax([s[name] for s in settings])) for name in CRITERIA}
-    picks["rank_mean"] = rank_mean_pick(settings)
+    measured = [None if s["collapsed"] else s for s in settings]
+    picks = {name: int(np.argmax(criterion_scores(name, measured))) for name in LABELS}
     return {"default": acc[default], "tuned": acc[tuned],
             "tuned_params": settings[tuned]["params"],
             "picks": {name: (acc[i], settings[i]["params"]) for name, i in picks.items()},
@@ -107,10 +92,6 @@ def row(result: dict) -> dict:
 
 def fmt(params: dict) -> str:
     return ", ".join(f"{key}={value:g}" for key, value in params.items())
-
-
-#: the picks in the table: the library's criteria and the candidate
-PICKS = {**CRITERIA, "rank_mean": "rank mean's choice (candidate)"}
 
 
 def report(store: Path, datasets, resamples: int = 1) -> str:
@@ -129,12 +110,12 @@ def report(store: Path, datasets, resamples: int = 1) -> str:
 
 def table(rows: dict) -> str:
     lines = ["| dataset | default | " + " | ".join(f"{label} (setting) | gap to tuned"
-                                                   for label in PICKS.values())
+                                                   for label in LABELS.values())
              + " | label-tuned best (setting) | fits (s) |",
-             "|---|---|" + "---|---|" * len(PICKS) + "---|---|"]
+             "|---|---|" + "---|---|" * len(LABELS) + "---|---|"]
     for dataset, r in rows.items():
         cells = []
-        for name in PICKS:
+        for name in LABELS:
             acc, params = r["picks"][name]
             cells += [f"{100 * acc:.2f} ({fmt(params)})", f"{100 * (r['tuned'] - acc):.2f}"]
         lines.append(f"| {dataset} | {100 * r['default']:.2f} | " + " | ".join(cells)
@@ -147,7 +128,7 @@ def summary(rows: dict) -> str:
     if not rows:
         return "(nothing stored)"
     lines = []
-    for name, label in PICKS.items():
+    for name, label in LABELS.items():
         gap = 100 * np.array([r["tuned"] - r["picks"][name][0] for r in rows.values()])
         gain = 100 * np.array([r["picks"][name][0] - r["default"] for r in rows.values()])
         lines.append(f"- {label}: within 2 ACC points of the label-tuned best on "

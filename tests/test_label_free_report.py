@@ -151,7 +151,8 @@ def test_the_command_refuses_a_choice_it_cannot_make(tmp_path, capsys, args, mes
 
 def test_a_command_line_sweep_chooses_what_label_free_search_chooses(tmp_path):
     """The same data, grid and criterion by the two routes: a sweep of the command line
-    and ``causefs-report --choose``, and ``LabelFreeSearch`` in Python."""
+    and ``causefs-report --choose``, and ``LabelFreeSearch`` in Python (both with the
+    default criterion, whose scores are ranks among the settings)."""
     path = clustered_csv(tmp_path)
     store = tmp_path / "store"
     run = subprocess.run(
@@ -162,7 +163,7 @@ def test_a_command_line_sweep_chooses_what_label_free_search_chooses(tmp_path):
         capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     report(store, tmp_path / "out", rho=TOP, with_figures=False, tune=("alpha",),
-           choose="silhouette")
+           choose="mean_rank")  # the default criterion of LabelFreeSearch
     record = json.loads((tmp_path / "out" / "label_free_choice.json").read_text())[0]
     X = np.loadtxt(path, delimiter=",", skiprows=1)
     search = LabelFreeSearch(CauseFS(n_clusters=N_CLUSTERS, n_features_to_select=TOP,

@@ -76,8 +76,8 @@ def choose(members: list, criterion: str, rho: int, data_home=None) -> dict:
     scorer = LabelFreeCriterion(data.X, int(job["n_clusters"]), criterion,
                                 preprocessing=job.get("preprocessing") or "minmax")
     top = min(rho, len(first["features_best_first"]))
-    scores = [-np.inf if collapsed(m) else scorer(m["features_best_first"][:top])
-              for m in members]
+    scores = scorer.scores([None if collapsed(m) else scorer.measure(
+        m["features_best_first"][:top]) for m in members])
     best = int(np.argmax(scores))
     chosen = None if scores[best] == -np.inf else members[best]
-    return {"chosen": chosen, "score": float(scores[best]), "scores": scores}
+    return {"chosen": chosen, "score": float(scores[best]), "scores": list(scores)}
