@@ -95,7 +95,7 @@ def fmt(params: dict) -> str:
 
 
 def report(store: Path, datasets, resamples: int = 1) -> str:
-    parts = []
+    parts, pooled = [], {}
     for number in range(resamples):
         rows = {}
         for dataset in datasets:
@@ -105,6 +105,11 @@ def report(store: Path, datasets, resamples: int = 1) -> str:
         title = ("the whole datasets" if number == 0
                  else f"resample {number} (a seeded 80 % subsample)")
         parts += [f"### {title}\n", table(rows), "", summary(rows), ""]
+        if number:
+            pooled.update({f"{dataset} #{number}": r for dataset, r in rows.items()})
+    if resamples > 2:
+        parts += [f"### the subsamples together ({len(pooled)} comparisons)\n",
+                  summary(pooled), ""]
     return "\n".join(parts)
 
 
