@@ -8,10 +8,11 @@ entries of the results store, ``sample_weights=simplex``) and, per dataset, pick
 setting by each label-free criterion of :mod:`causefs.model_selection` on the setting's
 top 20 features (min-max scaled data):
 
-    embedding_fit (the library's default): R^2 of the fit of the cluster embedding
-    (the c - 1 non-trivial Laplacian eigenvectors of the 5-NN heat-kernel graph of all
-    features) on the top 20;
-    silhouette: mean silhouette of 10 seeded k-means++ partitions of the top 20.
+    mean_rank (the library's default): the mean of the setting's ranks among the
+    grid's settings under the two measures below;
+    silhouette: mean silhouette of 10 seeded k-means++ partitions of the top 20;
+    embedding_fit: R^2 of the fit of the cluster embedding (the c - 1 non-trivial
+    Laplacian eigenvectors of the 5-NN heat-kernel graph of all features) on the top 20.
 
 A fit whose W collapsed to the eps floor (every ||W_f||^2 < eps: its ranking is eps's,
 not the model's) is not a candidate; that test reads W, not labels. The table gives the
@@ -32,19 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
+from causefs.app.label_free import collapsed
 from causefs.datasets import load_dataset
 from dev_benchmark import DATASETS, job_path, load
-from causefs.model_selection import cluster_embedding, embedding_fit, silhouette
-from causefs.numerics.scaling import scale_features
+from causefs.model_selection import CRITERIA, LabelFreeCriterion, criterion_scores
 
 ROOT = Path(__file__).resolve().parents[1]
 TOP = 20
 GRID_KEYS = ("alpha", "lam", "beta")
-#: the criteria compared, as functions of (X, top features, embedding, clusters)
-CRITERIA = {
-    "embedding_fit": lambda X, top, embedding, c: embedding_fit(X, top, embedding),
-    "silhouette": lambda X, top, embedding, c: silhouette(X, top, c),
-}
 
 
 #: the selectors the development-benchmark check chooses among (default options each)
@@ -65,56 +61,54 @@ def grid_entries(store: Path, dataset: str) -> list:
     return list(entries.values())
 
 
-def collapsed(entry) -> bool:
-    scores = np.asarray(entry["scores"], dtype=float)
-    eps = entry["job"]["params"].get("eps", 1e-8)
-    return bool(np.max(scores) ** 2 < eps)
+def picks(criterion: LabelFreeCriterion, rows: list, tops: list, collapsed_rows) -> dict:
+    """Each criterion's pick among ``rows`` from the measures of their top features
+    (one measuring pass: ``criterion`` is the library's ``mean_rank``, which reads both)."""
+    measured = [None if gone else criterion.measure(top)
+                for top, gone in zip(tops, collapsed_rows)]
+    for row, values in zip(rows, measured):
+        row.update(values or {})
+    chosen = {}
+    for name in CRITERIA:
+        scores = criterion_scores(name, measured)
+        chosen[name] = None if np.all(scores == -np.inf) else rows[int(np.argmax(scores))]
+    return chosen
 
 
 def choose(store: Path, dataset: str) -> dict | None:
     data = load_dataset(dataset)
-    X = scale_features(np.asarray(data.X, dtype=float))
-    n_clusters = int(np.unique(data.y).size)
     entries = grid_entries(store, dataset)
     if not entries:
         return None
-    embedding = cluster_embedding(X, n_clusters)
+    criterion = LabelFreeCriterion(data.X, int(np.unique(data.y).size))
     rows = []
     for entry in entries:
-        top = entry["features_best_first"][:TOP]
         selected = entry["metrics"]["selected"][str(TOP)]
-        row = {"setting": {k: entry["job"]["params"][k] for k in GRID_KEYS},
-               "acc": selected["acc_mean"], "nmi": selected["nmi_mean"]}
-        for name, criterion in CRITERIA.items():
-            row[name] = -np.inf if collapsed(entry) else criterion(X, top, embedding,
-                                                                    n_clusters)
-        rows.append(row)
+        rows.append({"setting": {k: entry["job"]["params"][k] for k in GRID_KEYS},
+                     "acc": selected["acc_mean"], "nmi": selected["nmi_mean"]})
+    chosen = picks(criterion, rows, [e["features_best_first"][:TOP] for e in entries],
+                   [collapsed(e) for e in entries])
     return {"dataset": dataset, "settings": len(rows),
-            "tuned": max(rows, key=lambda r: r["acc"]),
-            "chosen": {name: max(rows, key=lambda r: r[name]) for name in CRITERIA},
+            "tuned": max(rows, key=lambda r: r["acc"]), "chosen": chosen,
             "median_acc": float(np.median([r["acc"] for r in rows]))}
 
 
 def among_selectors(dev_store: Path, dataset: str) -> dict | None:
     """Each criterion's pick among the stored fits of :data:`SELECTORS` on ``dataset``."""
     X, y = load(dataset)
-    n_clusters = int(np.unique(y).size)
-    embedding = cluster_embedding(X, n_clusters)
-    rows = []
+    criterion = LabelFreeCriterion(X, int(np.unique(y).size))
+    rows, tops = [], []
     for method in SELECTORS:
         path = job_path(dev_store, dataset, method, 0)
         if not path.exists():
             continue
         entry = json.loads(path.read_text())
-        top = entry["ranking"][:TOP]
-        row = {"method": method, "acc": entry["scores"][str(TOP)]["acc_mean"]}
-        for name, criterion in CRITERIA.items():
-            row[name] = criterion(X, top, embedding, n_clusters)
-        rows.append(row)
+        tops.append(entry["ranking"][:TOP])
+        rows.append({"method": method, "acc": entry["scores"][str(TOP)]["acc_mean"]})
     if not rows:
         return None
     return {"best": max(rows, key=lambda r: r["acc"]), "selectors": len(rows),
-            "chosen": {name: max(rows, key=lambda r: r[name]) for name in CRITERIA},
+            "chosen": picks(criterion, rows, tops, [False] * len(rows)),
             "median_acc": float(np.median([r["acc"] for r in rows]))}
 
 
@@ -166,6 +160,9 @@ def main():
         cells = [f"{100 * tuned['acc']:.2f} / {100 * tuned['nmi']:.2f} ({fmt(tuned['setting'])})"]
         for name in CRITERIA:
             chosen = result["chosen"][name]
+            if chosen is None:  # nothing to choose from
+                cells += ["every stored fit collapsed", ""]
+                continue
             cells += [f"{100 * chosen['acc']:.2f} / {100 * chosen['nmi']:.2f} "
                       f"({fmt(chosen['setting'])})",
                       f"{100 * (tuned['acc'] - chosen['acc']):.2f}"]

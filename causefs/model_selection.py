@@ -1,12 +1,13 @@
 """Choosing a selector's settings without labels.
 
 :class:`LabelFreeSearch` fits a selector once per setting of a grid and keeps the setting
-whose top features score best under a criterion that reads no labels:
+whose top features score best under a criterion that reads no labels. Two measures of a
+setting's top features:
 
-``silhouette`` (the default)
+silhouette
     How well the selected features separate clusters: the mean silhouette of ten seeded
     k-means++ partitions (``n_clusters`` clusters) of the selected columns.
-``embedding_fit``
+embedding fit
     How well the selected features reproduce the cluster structure of all features: the
     ``R^2`` of the least-squares fit, with an intercept, of the Laplacian eigenmap of all
     features on the selected columns, ``1 - ||Y - [1, X_S] B||_F^2 / ||Y - 1 mean(Y)||_F^2``.
@@ -16,14 +17,19 @@ whose top features score best under a criterion that reads no labels:
     (spectral clustering's subspace), so a further eigenvector would add structure other
     than the clusters.
 
-Both read the data as the selector scales it (min-max by default). A fit that warns
-:class:`~causefs.CollapseWarning` (its ranking is the ``eps`` floor's, not the model's)
-is not a candidate.
+and three criteria (:data:`CRITERIA`): ``"silhouette"`` and ``"embedding_fit"`` (one
+measure each), and ``"mean_rank"`` (the default): the mean of a setting's ranks among
+the grid's settings under the two measures (average ranks for ties), a setting both rate
+high. It is relative to the grid: a setting's score depends on the other settings.
 
-How the default criterion was chosen (the silhouette's choice was within 2 ACC points of
-the label-tuned best in 9 of 16 comparisons, the embedding fit's in 6), and how far each
-falls from the label-tuned best, is in ``docs/RESULTS.md`` ("Choosing hyperparameters
-without labels"; ``benchmarks/label_free_search.py``, ``benchmarks/label_free_choice.py``).
+All read the data as the selector scales it (min-max by default). A fit that warns
+:class:`~causefs.CollapseWarning` (its ranking is the ``eps`` floor's, not the model's)
+is not a candidate and is not ranked.
+
+How far each criterion's choice falls from the label-tuned best, and how the default was
+chosen (fixed before the subsamples it was checked on), is in ``docs/RESULTS.md``
+("Choosing hyperparameters without labels"; ``benchmarks/label_free_search.py``,
+``benchmarks/label_free_choice.py``).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, clone
 from sklearn.cluster import KMeans
 from sklearn.feature_selection import SelectorMixin
@@ -46,7 +53,10 @@ from .numerics.scaling import scale_features
 from .selectors.affinity import SpectralGraph, knn_affinity
 from .selectors.base import ranking_from_scores
 
-CRITERIA = ("silhouette", "embedding_fit")
+CRITERIA = ("mean_rank", "silhouette", "embedding_fit")
+#: the measures of a setting's top features each criterion reads
+MEASURES = {"mean_rank": ("silhouette", "embedding_fit"), "silhouette": ("silhouette",),
+            "embedding_fit": ("embedding_fit",)}
 #: k-means partitions the silhouette criterion averages over
 SILHOUETTE_PARTITIONS = 10
 
@@ -98,6 +108,94 @@ def top_features(selector, k: int) -> np.ndarray:
                     "fit: LabelFreeSearch cannot read its selection")
 
 
+def criterion_scores(criterion: str, measured: list) -> np.ndarray:
+    """Every setting's score under ``criterion`` from the measures of its top features
+    (``measured[i]``: a dict of the measures :data:`MEASURES` names, or None for a
+    collapsed fit, scored ``-inf``). ``"mean_rank"``: the mean of the settings' ranks
+    (1 = lowest) under each measure, among the settings not collapsed."""
+    check_choice("criterion", criterion, CRITERIA)
+    scores = np.full(len(measured), -np.inf)
+    valid = [i for i, values in enumerate(measured) if values is not None]
+    if not valid:
+        return scores
+    if criterion == "mean_rank":
+        ranks = [rankdata([measured[i][name] for i in valid]) for name in MEASURES[criterion]]
+        scores[valid] = np.mean(ranks, axis=0)
+    else:
+        scores[valid] = [measured[i][criterion] for i in valid]
+    return scores
+
+
+class LabelFreeCriterion:
+    """One of :data:`CRITERIA` bound to a dataset: :meth:`measure` reads a selection of
+    columns of ``X`` without labels, :meth:`scores` turns a grid's measures into its
+    scores (higher is better).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        The data as given to the selector (not scaled).
+    n_clusters : int
+        Clusters of the criterion (k-means clusters; the embedding has ``n_clusters - 1``
+        dimensions).
+    criterion : {"mean_rank", "silhouette", "embedding_fit"}, default "mean_rank"
+    preprocessing : {"minmax", "standard", "none"}, default "minmax"
+        The scaling the selector applied (:func:`~causefs.numerics.scaling.scale_features`).
+    n_neighbors : int, default 5
+        Neighbours of the embedding's graph (``mean_rank`` and ``embedding_fit``).
+    max_samples : int, default 10000
+        At most this many rows are read (a seeded subsample above it; sparse rows are
+        densified).
+    random_state : int, default 0
+        Seeds the subsample, the eigensolver's start vector and the k-means starts.
+
+    Raises
+    ------
+    InvalidParameterError
+        An unknown criterion, ``n_clusters`` not below the rows read, or too few rows for
+        ``n_neighbors``.
+    """
+
+    def __init__(self, X, n_clusters: int, criterion: str = "mean_rank", *,
+                 preprocessing: str = "minmax", n_neighbors: int = 5,
+                 max_samples: int = 10000, random_state=0):
+        self.name = check_choice("criterion", criterion, CRITERIA)
+        self.n_clusters, self.random_state = n_clusters, random_state
+        n = X.shape[0]
+        rows = np.arange(n)
+        if n > max_samples:
+            rng = np.random.default_rng(random_state)
+            rows = np.sort(rng.choice(n, size=max_samples, replace=False))
+        Xc = X[rows]
+        self.X = scale_features(Xc.toarray() if sp.issparse(Xc) else np.asarray(Xc),
+                                preprocessing)
+        if n_clusters >= self.X.shape[0]:
+            raise InvalidParameterError(f"n_clusters={n_clusters}: needs more samples than "
+                                        f"clusters, got {self.X.shape[0]}")
+        self.embedding = None
+        if "embedding_fit" in MEASURES[self.name]:
+            if n_neighbors > self.X.shape[0] - 1:
+                raise InvalidParameterError(f"n_neighbors={n_neighbors}: needs at least "
+                                            f"{n_neighbors + 1} samples, got {self.X.shape[0]}")
+            self.embedding = cluster_embedding(self.X, n_clusters, n_neighbors=n_neighbors,
+                                               random_state=random_state)
+
+    def measure(self, features) -> dict:
+        """The measures (:data:`MEASURES`) of the columns ``features`` of ``X``."""
+        values = {}
+        if self.embedding is not None:
+            values["embedding_fit"] = embedding_fit(self.X, features, self.embedding)
+        if "silhouette" in MEASURES[self.name]:
+            values["silhouette"] = silhouette(self.X, features, self.n_clusters,
+                                              self.random_state)
+        return values
+
+    def scores(self, measured: list) -> np.ndarray:
+        """Every setting's score from :meth:`measure`'s results (None: collapsed), in
+        order (:func:`criterion_scores`)."""
+        return criterion_scores(self.name, measured)
+
+
 class LabelFreeSearch(SelectorMixin, BaseEstimator):
     """Grid search over a selector's settings, scored without labels.
 
@@ -119,9 +217,11 @@ class LabelFreeSearch(SelectorMixin, BaseEstimator):
     n_clusters : int, optional
         Clusters (embedding dimension, k-means clusters) of the criterion. Default: the
         estimator's ``n_clusters``.
-    criterion : {"silhouette", "embedding_fit"}, default "silhouette"
+    criterion : {"mean_rank", "silhouette", "embedding_fit"}, default "mean_rank"
+        See the module's docstring; ``mean_rank`` scores a setting relative to the
+        grid's other settings.
     n_neighbors : int, default 5
-        Neighbours of the criterion's graph (``embedding_fit`` only).
+        Neighbours of the embedding's graph (``mean_rank`` and ``embedding_fit``).
     max_samples : int, default 10000
         The criterion reads at most this many samples (a seeded subsample above it: the
         embedding's graph is a kNN graph of those rows). Sparse ``X`` is densified on
@@ -134,8 +234,9 @@ class LabelFreeSearch(SelectorMixin, BaseEstimator):
     ----------
     results_ : dict of lists
         One entry per setting, in grid order: ``params``, ``score`` (the criterion;
-        ``-inf`` for a collapsed fit), ``collapsed``, ``fit_seconds``, ``features`` (top
-        ``n_features_to_select`` indices, best first).
+        ``-inf`` for a collapsed fit), the measures the criterion reads (``silhouette``,
+        ``embedding_fit``; ``-inf`` for a collapsed fit), ``collapsed``,
+        ``fit_seconds``, ``features`` (top ``n_features_to_select`` indices, best first).
     best_index_ : int
     best_params_ : dict
     best_score_ : float
@@ -161,7 +262,7 @@ class LabelFreeSearch(SelectorMixin, BaseEstimator):
     """
 
     def __init__(self, estimator, param_grid, *, n_features_to_select=None, n_clusters=None,
-                 criterion="silhouette", n_neighbors=5, max_samples=10000,
+                 criterion="mean_rank", n_neighbors=5, max_samples=10000,
                  random_state=0):
         self.estimator = estimator
         self.param_grid = param_grid
@@ -189,28 +290,6 @@ class LabelFreeSearch(SelectorMixin, BaseEstimator):
                                         "LabelFreeSearch(n_clusters=...)")
         return k, check_value("n_clusters", c, Interval(int, 2))
 
-    def _criterion_data(self, X, n_clusters: int):
-        """The rows the criterion reads, scaled as the estimator scales, and the
-        embedding (``embedding_fit``) or ``None``."""
-        n = X.shape[0]
-        rows = np.arange(n)
-        if n > self.max_samples:
-            rng = np.random.default_rng(self.random_state)
-            rows = np.sort(rng.choice(n, size=self.max_samples, replace=False))
-        Xc = X[rows]
-        Xc = scale_features(Xc.toarray() if sp.issparse(Xc) else Xc,
-                            self.estimator.get_params().get("preprocessing", "minmax"))
-        if n_clusters >= Xc.shape[0]:
-            raise InvalidParameterError(f"n_clusters={n_clusters}: needs more samples than "
-                                        f"clusters, got {Xc.shape[0]}")
-        if self.criterion == "silhouette":
-            return Xc, None
-        if self.n_neighbors > Xc.shape[0] - 1:
-            raise InvalidParameterError(f"n_neighbors={self.n_neighbors}: needs at least "
-                                        f"{self.n_neighbors + 1} samples, got {Xc.shape[0]}")
-        return Xc, cluster_embedding(Xc, n_clusters, n_neighbors=self.n_neighbors,
-                                     random_state=self.random_state)
-
     def fit(self, X, y=None):
         """Fit every setting on ``X`` (n_samples, n_features) and keep the best.
 
@@ -224,47 +303,53 @@ class LabelFreeSearch(SelectorMixin, BaseEstimator):
         settings = list(ParameterGrid(self.param_grid))
         if not settings:
             raise InvalidParameterError("param_grid: has no setting")
-        Xc, embedding = self._criterion_data(X, n_clusters)
-        results = {"params": [], "score": [], "collapsed": [], "fit_seconds": [],
-                   "features": []}
-        best_score, best = -np.inf, None
+        criterion = LabelFreeCriterion(
+            X, n_clusters, self.criterion,
+            preprocessing=self.estimator.get_params().get("preprocessing", "minmax"),
+            n_neighbors=self.n_neighbors, max_samples=self.max_samples,
+            random_state=self.random_state)
+        results = {"params": [], "collapsed": [], "fit_seconds": [], "features": []}
+        measured, fitted = [], []
         for params in settings:
-            selector = clone(self.estimator).set_params(**params)
-            start = time.perf_counter()
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", CollapseWarning)
-                selector.fit(X)
-            seconds = time.perf_counter() - start
-            collapsed = False
-            for record in caught:  # every other warning reaches the caller as it was
-                if issubclass(record.category, CollapseWarning):
-                    collapsed = True
-                else:
-                    warnings.warn_explicit(record.message, record.category,
-                                           record.filename, record.lineno)
+            selector, seconds, collapsed = self._fit_one(X, params)
             features = top_features(selector, k)
-            if collapsed:
-                score = -np.inf
-            elif embedding is not None:
-                score = embedding_fit(Xc, features, embedding)
-            else:
-                score = silhouette(Xc, features, n_clusters, self.random_state)
-            for key, value in (("params", params), ("score", score),
-                               ("collapsed", collapsed), ("fit_seconds", seconds),
-                               ("features", features)):
+            measured.append(None if collapsed else criterion.measure(features))
+            fitted.append(selector)
+            for key, value in (("params", params), ("collapsed", collapsed),
+                               ("fit_seconds", seconds), ("features", features)):
                 results[key].append(value)
-            if score > best_score:  # strict: the first of tied settings wins
-                best_score, best = score, selector
-        if best is None:
+        scores = criterion.scores(measured)
+        if np.all(scores == -np.inf):
             raise ValueError(f"every one of the {len(settings)} settings collapsed "
                              "(CollapseWarning): no setting to choose; widen the grid "
                              "towards larger alpha or smaller lam")
+        results["score"] = list(scores)
+        for name in MEASURES[criterion.name]:
+            results[name] = [-np.inf if m is None else m[name] for m in measured]
         self.results_ = results
-        self.best_index_ = int(np.argmax(results["score"]))
+        self.best_index_ = int(np.argmax(scores))  # the first of tied settings
         self.best_params_ = results["params"][self.best_index_]
-        self.best_score_ = float(best_score)
-        self.best_estimator_ = best
+        self.best_score_ = float(scores[self.best_index_])
+        self.best_estimator_ = fitted[self.best_index_]
         return self
+
+    def _fit_one(self, X, params):
+        """A clone of the estimator fitted with ``params``: ``(selector, seconds,
+        collapsed)``; warnings other than CollapseWarning reach the caller as they were."""
+        selector = clone(self.estimator).set_params(**params)
+        start = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", CollapseWarning)
+            selector.fit(X)
+        seconds = time.perf_counter() - start
+        collapsed = False
+        for record in caught:
+            if issubclass(record.category, CollapseWarning):
+                collapsed = True
+            else:
+                warnings.warn_explicit(record.message, record.category, record.filename,
+                                       record.lineno)
+        return selector, seconds, collapsed
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -23,9 +23,10 @@ RANKS = {
     "engine": 7,
     "estimator": 8,
     "selectors": 9, "testing": 9,
-    "app": 10, "model_selection": 10,
-    "plot": 11,
-    "__init__": 12, "__main__": 12,
+    "model_selection": 10,
+    "app": 11,
+    "plot": 12,
+    "__init__": 13, "__main__": 13,
 }
 
 #: lines of code (no docstring, comment or blank line) a function may have

@@ -136,6 +136,39 @@ def test_the_search_keeps_the_setting_that_selects_the_clusters(criterion):
         assert search.best_score_ == max(search.results_["score"])
 
 
+def ranks_by_hand(values):
+    """Average ranks, 1 = lowest: one plus the values below, plus half the other ties."""
+    values = list(values)
+    return [1 + sum(w < v for w in values) + 0.5 * (sum(w == v for w in values) - 1)
+            for v in values]
+
+
+def test_mean_rank_is_the_mean_of_each_measure_s_ranks_among_the_settings():
+    """The default criterion from its definition: per setting, its rank among the
+    settings not collapsed under the silhouette and under the embedding fit, averaged;
+    a collapsed setting is not ranked and does not shift the others' ranks."""
+    X, labels = clustered(signal=4, noise=6)
+    grid = [{"block": [0, 1, 2, 3, 4], "width": [2]},
+            {"block": [0], "width": [2], "collapse": [True]}]
+    search = LabelFreeSearch(PickBlock(), grid, n_features_to_select=2).fit(X)
+    assert search.criterion == "mean_rank"  # the default
+    scaled = (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
+    Y = eigenmap_by_hand(scaled, 2)
+    blocks = [p["block"] for p in search.results_["params"]]
+    collapsed = search.results_["collapsed"]
+    assert collapsed.count(True) == 1
+    kept = [i for i, c in enumerate(collapsed) if not c]
+    fits = [r2_by_hand(scaled[:, 2 * blocks[i]:2 * blocks[i] + 2], Y) for i in kept]
+    sils = [search.results_["silhouette"][i] for i in kept]
+    assert [search.results_["embedding_fit"][i] for i in kept] == pytest.approx(fits,
+                                                                                abs=1e-8)
+    expected = [(a + b) / 2 for a, b in zip(ranks_by_hand(sils), ranks_by_hand(fits))]
+    assert [search.results_["score"][i] for i in kept] == pytest.approx(expected)
+    assert search.results_["score"][collapsed.index(True)] == -np.inf
+    assert blocks[search.best_index_] in (0, 1)  # a pair of the cluster features
+    assert search.best_score_ == max(expected)
+
+
 def test_a_collapsed_fit_is_not_a_candidate():
     X, _ = clustered()
     search = LabelFreeSearch(PickBlock(), [{"block": [0], "collapse": [True]},
@@ -189,7 +222,8 @@ def test_bad_input_is_refused_with_its_name():
 def test_a_subsample_above_max_samples_is_seeded():
     X, _ = clustered(n_per=40)
     runs = [LabelFreeSearch(PickBlock(), {"block": [0, 1]}, n_features_to_select=4,
-                            max_samples=60, random_state=seed).fit(X).results_["score"]
+                            max_samples=60, random_state=seed,
+                            criterion="silhouette").fit(X).results_["score"]
             for seed in (3, 3, 4)]
     assert runs[0] == runs[1]
     assert runs[0] != runs[2]

@@ -31,9 +31,11 @@ import numpy as np
 
 from ..core.extras import MissingDependencyError, require
 from ..core.validation import InvalidParameterError
+from ..model_selection import CRITERIA
 from ..selectors import get_selector
+from .label_free import choose as choose_without_labels, stored_data
 from .run_report import write_run_report
-from .store import ResultStore, StoreError, canonical
+from .store import ResultStore, StoreError, canonical, write_json_atomic
 
 #: the paper's Tables (ACC and NMI, %, 20 features): method -> dataset -> (mean, std)
 PAPER_ACC = {
@@ -430,7 +432,7 @@ def _keeps_all(result: dict) -> bool:
 
 
 def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool = True,
-           main: str = "CAUSE-FS", tune=()) -> str:
+           main: str = "CAUSE-FS", tune=(), choose: str | None = None) -> str:
     """Write tables (Markdown, CSV) and figures, and every run's report into ``runs/``
     (:func:`~causefs.app.run_report.write_run_report`, labels or not); returns the
     Markdown.
@@ -438,15 +440,24 @@ def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool
     A pair of ACC and NMI tables per evaluation protocol (:func:`protocol_of`), the
     paper's rows beside the tables of the paper's protocol only; rows named by what ran
     (:func:`row_label`); results that differ only in the ``tune`` options reduced to
-    the best by ACC at ``rho``, labelled "tuned on labels" (:func:`collect`).
+    the best by ACC at ``rho``, labelled "tuned on labels" (:func:`collect`). With
+    ``choose`` (a criterion of :data:`causefs.model_selection.CRITERIA`), each such grid
+    is also reduced without labels (:func:`label_free_table`; labels or not), written
+    to the Markdown and to ``label_free_choice.json``.
 
     Raises
     ------
     StoreError
         ``store_dir`` is not a directory, holds no valid entry (invalid entries are
         skipped with a :class:`~causefs.app.store.StoreWarning` naming the file), entries
-        with metrics but none at ``rho``, or an option in ``tune`` that no entry has.
+        with metrics but none at ``rho``, or an option in ``tune`` that no entry has;
+        with ``choose``, a grid whose data cannot be loaded here.
+    ValueError
+        ``choose`` without ``tune``, or an unknown criterion.
     """
+    if choose is not None and not tune:
+        raise ValueError("--choose needs --tune: the options the grid swept (e.g. "
+                         "--tune alpha,lam), whose settings it chooses among")
     store = ResultStore(store_dir)
     if not store.root.is_dir():
         raise StoreError(f"no results store at {store.root}")
@@ -476,6 +487,13 @@ def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool
                   markdown_table(rows, "acc", rho, PAPER_ACC if paper else None, main),
                   f"\n## NMI (%) at {rho} features; {protocol_text(protocol)}\n",
                   markdown_table(rows, "nmi", rho, PAPER_NMI if paper else None, main), ""]
+    if choose is not None:
+        table, records = label_free_table(results, tune, choose, rho, data_home)
+        parts += [f"## Chosen without labels ({choose} of the top {rho} features)\n",
+                  "Each grid over " + ", ".join(tune) + " reduced to the setting the "
+                  "criterion scores highest; no label is read (the ACC columns, where the "
+                  "results have labels, only measure the choice).\n", table, ""]
+        write_json_atomic(out / "label_free_choice.json", records)
     synthetic = synthetic_table(results)
     if synthetic:
         parts += ["\n## Causal features recovered (synthetic benchmark, mean over seeds)\n",
@@ -495,16 +513,64 @@ def report(store_dir, out_dir, rho: int = 20, data_home=None, with_figures: bool
 
 
 def _image_data(result: dict, data_home):
-    """The data of an image dataset of the library (for the selected pixels), or None
-    (not an image, or not reachable here: the report goes on without the picture)."""
+    """The data of an image dataset (for the selected pixels), or None (not an image,
+    or not reachable here: the report goes on without the picture)."""
     if not (result.get("dataset") or {}).get("image_shape"):
         return None
-    from ..datasets import load_dataset
-
     try:
-        return load_dataset(dataset_of(result), data_home_path=data_home).X
+        return stored_data(result, data_home).X
     except Exception:  # noqa: BLE001 - any failure only drops the picture
         return None
+
+
+def _setting_text(result: dict, tune) -> str:
+    params = result["job"].get("params", {})
+    return ", ".join(f"{k}={_text(params[k])}" for k in tune if k in params) or "defaults"
+
+
+def label_free_table(results: list, tune, criterion: str, rho: int = 20,
+                     data_home=None) -> tuple[str, list]:
+    """Each grid (results differing only in the ``tune`` options) reduced without
+    labels: the setting whose top ``rho`` features score highest under ``criterion``
+    (:func:`~causefs.app.label_free.choose`), beside the best by ACC where the results
+    have labels. Returns the Markdown table and one record per grid (for JSON)."""
+    groups: dict = defaultdict(list)
+    for r in results:
+        groups[(row_label(r, tune), dataset_of(r), canonical(_job_without(r, tune)))].append(r)
+    lines = [f"| method | dataset | settings | chosen without labels | {criterion} | "
+             f"ACC / NMI at {rho} (chosen) | tuned on labels: ACC (setting) | gap |",
+             "|---" * 8 + "|"]
+    records = []
+    for (label, dataset, _), members in sorted(groups.items(), key=lambda g: g[0][:2]):
+        if len(members) < 2:
+            continue  # one setting: nothing to choose
+        picked = choose_without_labels(members, criterion, rho, data_home)
+        chosen = picked["chosen"]
+        collapsed = sum(score == -math.inf for score in picked["scores"])
+        count = f"{len(members)}" + (f" ({collapsed} collapsed)" if collapsed else "")
+        records.append({"method": label, "dataset": dataset, "criterion": criterion,
+                        "rho": rho, "settings": len(members),
+                        "chosen": None if chosen is None else chosen["key"],
+                        "score": None if chosen is None else picked["score"],
+                        "scored": [{"key": m["key"], "setting": _setting_text(m, tune),
+                                    "score": None if s == -math.inf else s}  # collapsed
+                                   for m, s in zip(members, picked["scores"])]})
+        if chosen is None:
+            lines.append(f"| {label} | {dataset} | {count} | every fit collapsed | | | | |")
+            continue
+        cells = [f"{_setting_text(chosen, tune)} ([run](runs/{chosen['key']}.md))",
+                 f"{picked['score']:.4f}"]
+        acc, nmi = metric(chosen, rho, "acc"), metric(chosen, rho, "nmi")
+        labelled = [m for m in members if metric(m, rho, "acc") is not None]
+        if acc is None or not labelled:
+            cells += ["no labels", "", ""]
+        else:
+            tuned = max(labelled, key=lambda m: metric(m, rho, "acc")[0])
+            best = metric(tuned, rho, "acc")[0]
+            cells += [f"{acc[0]:.2f} / {nmi[0]:.2f}",
+                      f"{best:.2f} ({_setting_text(tuned, tune)})", f"{best - acc[0]:.2f}"]
+        lines.append(f"| {label} | {dataset} | {count} | " + " | ".join(cells) + " |")
+    return "\n".join(lines), records
 
 
 def main(argv=None):
@@ -521,6 +587,9 @@ def main(argv=None):
                         help="options a grid was swept over (alpha,lam,beta): results "
                              "differing only in them become one row, the best by ACC, "
                              "labelled 'tuned on labels'")
+    parser.add_argument("--choose", default=None, choices=CRITERIA,
+                        help="with --tune: also choose each grid's setting without labels "
+                             "by this criterion (causefs.LabelFreeSearch's), labels or not")
     parser.add_argument("--result", default=None, metavar="FILE",
                         help="report one result.json (any run's) instead of a store")
     args = parser.parse_args(argv)
@@ -531,7 +600,7 @@ def main(argv=None):
                                       not args.no_figures)
         else:
             text = report(args.store, args.out, args.rho, args.data_dir,
-                          not args.no_figures, args.main, tune)
+                          not args.no_figures, args.main, tune, args.choose)
     except (OSError, ValueError, MissingDependencyError) as error:  # StoreError, --out
         parser.exit(2, f"{parser.prog}: error: {error}\n")  # a user error: as causefs's
     try:
