@@ -2,6 +2,7 @@
 problem, each message as a plugin author reads it; tests/test_contracts.py checks them
 inside real fits."""
 
+import os
 import warnings
 
 import numpy as np
@@ -78,6 +79,9 @@ def test_a_returned_state_must_be_a_state_of_the_same_problem():
     with pytest.raises(BlockContractError) as error:
         check_returned_state(_block(), before, _state(x=X))
     assert str(error.value) == "block 'writer' replaced the problem"
+    with pytest.raises(BlockContractError) as error:
+        check_returned_state(_block(), before, _state(x=X), 2)
+    assert str(error.value) == "block 'writer' (iteration 2) replaced the problem"
 
 
 def test_declared_writes_must_be_set_in_their_declared_shapes():
@@ -111,9 +115,13 @@ def test_a_nan_or_an_infinity_written_is_named(value):
 def test_finite_values_pass_even_when_their_sum_overflows():
     before = _state()
     huge = np.full(4, np.finfo(float).max)  # sums to inf: every value is still finite
-    for value in (huge, sp.csr_array(huge), (huge,), np.arange(3), None,
-                  np.array([1 + 2j])):
-        check_finite(_block(("gamma",)), before, before.replace(gamma=value))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and the overflow of the sum is no warning
+        for value in (huge, sp.csr_array(huge), (huge,), np.arange(3), None,
+                      (np.ones(2), None), np.array([1 + 2j])):
+            check_finite(_block(("gamma",)), before, before.replace(gamma=value))
+    # a variable unset by the block is not a NaN (check_writes reports it)
+    check_finite(_block(("gamma",)), _state(gamma=np.ones(1)), _state(gamma=None))
 
 
 def test_only_what_the_block_replaced_is_checked_for_finiteness():
@@ -227,3 +235,58 @@ def test_the_strict_level_checks_purity_the_default_does_not():
     strict = Contract("strict", _Sum(), ["x"])
     with pytest.raises(BlockContractError, match="changed 'gamma'"):
         strict.check(_block(), before, strict.prints(before), changed, 3)
+
+
+def test_a_zero_objective_left_at_zero_is_no_rise():
+    # every term 0: the scale is 0, and J unchanged at 0 is within any tolerance
+    before = _state(x=np.zeros((3, 2)))
+    assert check_descent(_block(), _Sum(), before, before.replace(x=np.zeros((3, 2))), 0.0)
+
+
+def test_the_strict_level_holds_its_own_rtol_not_the_default_levels():
+    before = _state(x=X)
+    rise = before.replace(x=X + 15 * 1e-8 / 6)  # 1e-8 of the scale: below 1e-6, above 1e-9
+    for strict in (Contract("strict", _Sum(), ["x"]), Contract("strict", _Sum(), ["x"],
+                                                               rtol=1e-9)):
+        with pytest.raises(BlockContractError, match="by 1e-08 of its scale"):
+            strict.check(_block(), before, strict.prints(before), rise, 3)
+    loose = Contract("strict", _Sum(), ["x"], rtol=2e-8)
+    loose.check(_block(), before, loose.prints(before), rise, 3)
+
+
+def test_the_descent_is_checked_once_exactly_what_j_needs_is_available():
+    # needs x and the given k: both available, nothing more; the rise is found
+    before = _state(x=X)
+    assert before.available() == {"x", "k"}
+    with pytest.warns(DescentWarning):
+        Contract("cheap", _Sum(), ["x", "k"]).check(_block(), before, None,
+                                                   before.replace(x=X + 1), 1)
+
+
+@pytest.mark.parametrize("check", ["cheap", "strict"])
+def test_every_check_of_a_contract_names_the_iteration(check):
+    before = _state(x=X, gamma=np.ones(2))
+    contract = Contract(check, _Sum(), ["x"], rtol=0.0)
+    prints = fingerprints(before)
+    broken = [(_block(("x", "parts")), before.replace(x=X - 1)),  # parts left unset
+              (_block(), before.replace(x=X.T - 1)),  # the wrong shape
+              (_block(), before.replace(x=X * np.nan))]
+    if check == "strict":
+        broken += [(_block(), before.replace(x=X - 1, gamma=np.ones(1))),  # not declared
+                   (_block(), before.replace(x=X + 1))]  # a rise
+    for block, after in broken:
+        with pytest.raises(BlockContractError, match="block 'writer' \\(iteration 8\\)"):
+            contract.check(block, before, prints, after, 8)
+    if check == "cheap":
+        with pytest.warns(DescentWarning, match="block 'writer' \\(iteration 8\\)"):
+            contract.check(_block(), before, None, before.replace(x=X + 1), 8)
+
+
+@pytest.mark.skipif("MUTANT_UNDER_TEST" in os.environ,
+                    reason="mutmut's trampoline adds a frame to every call of a mutated "
+                           "module: no stacklevel holds under it (docs/MUTATION.md)")
+def test_a_descent_warning_points_at_the_line_that_asked_for_the_check():
+    before = _state(x=X)
+    with pytest.warns(DescentWarning) as record:
+        check_descent(_block(), _Sum(), before, before.replace(x=X + 1), warn=True)
+    assert record[0].filename == __file__

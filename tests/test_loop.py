@@ -233,8 +233,9 @@ def test_an_error_in_a_block_carries_a_note_naming_it_and_the_iteration():
 
 
 def test_the_checking_level_and_the_blocks_are_checked_before_any_block_runs():
-    with pytest.raises(InvalidParameterError, match="check"):
+    with pytest.raises(InvalidParameterError) as error:
         _run(check="everything")
+    assert str(error.value) == "check='everything': must be one of 'cheap', 'strict'"
     with pytest.raises(ScheduleError, match="loop block 0 \\('halve'\\) reads \\['x'\\]"):
         _run(init=(), max_iter=1)
     with pytest.raises(ScheduleError, match="the loop has no descent block"):
@@ -259,23 +260,24 @@ def _logged(caplog):
 
 def test_progress_is_logged_every_interval_the_last_iteration_and_the_time_left(caplog,
                                                                                 clock):
-    clock.step = 2.0  # each block: 2 s; progress at most every LOG_INTERVAL = 5 s
+    # the run starts at 100 s on the clock; each block takes 2.5 s: the init ends 2.5 s
+    # into the run, iteration t at 2.5 (t + 1) s; progress is logged once LOG_INTERVAL
+    # (5 s) has passed since the last message (or the init's end), and at the last
+    clock.now, clock.step = 100.0, 2.5
     caplog.set_level(logging.DEBUG, logger="causefs")
-    _run(max_iter=6, log_level=logging.INFO)
-    # the init ends at 2 s, iteration t at 2 + 2t: logged once LOG_INTERVAL has passed
-    # since the last message (or the init's end), and at the last iteration
-    expected = [(logging.INFO, "initialization done in 2.0 s, J = 5")]
-    last = 2.0
-    for t in range(1, 7):
-        now = 2.0 + 2.0 * t
-        if now - last >= loop_module.LOG_INTERVAL or t == 6:
+    _run(max_iter=7, log_level=logging.INFO)
+    expected = [(logging.INFO, "initialization done in 2.5 s, J = 5")]
+    last = 2.5
+    for t in range(1, 8):
+        now = 2.5 * (t + 1)
+        if now - last >= loop_module.LOG_INTERVAL or t == 7:
             last = now
-            left = (now - 2.0) / t * (6 - t)
-            expected.append((logging.INFO, f"iteration {t}/6: J = {4 / 4 ** t + 1:.8g}, "
+            left = (now - 2.5) / t * (7 - t)
+            expected.append((logging.INFO, f"iteration {t}/7: J = {4 / 4 ** t + 1:.8g}, "
                                            f"{now:.1f} s elapsed, at most {left:.0f} s left"))
     assert _logged(caplog) == expected
-    assert [message.split(":")[0] for _, message in expected[1:]] == ["iteration 3/6",
-                                                                      "iteration 6/6"]
+    assert [message.split(":")[0] for _, message in expected[1:]] == [
+        "iteration 2/7", "iteration 4/7", "iteration 6/7", "iteration 7/7"]
 
 
 def test_a_run_that_stops_logs_its_last_iteration_with_nothing_left(caplog, clock):
@@ -299,10 +301,10 @@ def test_a_rule_met_freezes_the_structure_resets_the_rules_and_the_log_says_why(
     restructure = _Restructure()
     result = run_schedule(State(_Toy()), [_Start()], [_Halve(), restructure],
                           objective=_Square(), max_iter=8, stopping=rules,
-                          structure_iter=9)
+                          structure_iter=9, log_level=logging.INFO)
     # met after iteration 1: frozen there (before structure_iter), every rule reset;
     # met again after iteration 2, without the structural block: stopped
-    assert (logging.DEBUG, "structure frozen after iteration 1 (first)") in _logged(caplog)
+    assert (logging.INFO, "structure frozen after iteration 1 (first)") in _logged(caplog)
     assert [rule.resets for rule in rules] == [1, 1]
     assert restructure.steps == 1 and result.structure_frozen_at == 1
     assert result.n_iter == 2 and result.stop_reason == "first"
@@ -328,3 +330,80 @@ def test_a_structure_frozen_at_the_last_iteration_is_not_reported_as_frozen():
     result = run_schedule(State(_Toy()), [_Start()], [_Halve(), restructure],
                           objective=_Square(), max_iter=3, structure_iter=3)
     assert restructure.steps == 3 and result.structure_frozen_at is None
+
+
+def test_without_a_frozen_structure_the_first_rule_met_stops_at_once():
+    restructure = _Restructure()
+    result = run_schedule(State(_Toy()), [_Start()], [_Halve(), restructure],
+                          objective=_Square(), max_iter=8, structure_iter=None,
+                          stopping=[_Always("first"), _Always("second")])
+    assert result.n_iter == 1 and result.stop_reason == "first"
+    assert restructure.steps == 1 and result.structure_frozen_at is None
+
+
+def test_by_default_the_loop_runs_at_most_30_iterations():
+    result = _run()
+    assert result.n_iter == 30 and result.stop_reason == "max_iter reached"
+
+
+def test_each_block_is_announced_as_the_phase_running(monkeypatch):
+    phases = []
+    monkeypatch.setattr(loop_module.progress, "phase", phases.append)
+    _run(init=(_Helper, _Start), max_iter=2)
+    assert phases == ["block 'helper' (iteration 0)", "block 'start' (iteration 0)",
+                      "block 'halve' (iteration 1)", "block 'halve' (iteration 2)"]
+
+
+class _Recording(_Square):
+    """J = x^2 + 1; keeps the caches it is handed."""
+
+    def __init__(self):
+        self.caches = []
+
+    def __call__(self, state, cache=None):
+        self.caches.append(cache)
+        return super().__call__(state, cache)
+
+
+def test_one_cache_serves_every_evaluation_of_a_run_at_the_default_level():
+    objective = _Recording()
+    run_schedule(State(_Toy()), [_Start()], [_Halve()], objective=objective, max_iter=2)
+    # after the init, descent checks (iterations 1 and 2: before and after), iterations
+    assert len(objective.caches) == 7 and isinstance(objective.caches[0], dict)
+    assert all(cache is objective.caches[0] for cache in objective.caches)
+    objective = _Recording()  # no initialization: J of the given state, with the cache
+    run_schedule(State(_Toy(), x=np.ones(1)), [], [_Halve()], objective=objective,
+                 max_iter=1)
+    assert len(objective.caches) == 4 and isinstance(objective.caches[0], dict)
+    assert all(cache is objective.caches[0] for cache in objective.caches)
+
+
+def test_no_iteration_at_max_iter_0():
+    result = _run(max_iter=0)
+    assert result.n_iter == 0 and result.history == [5.0] and not result.converged
+
+
+class _Rise(_Halve):
+    """Multiplies x by (1 + 1e-6): J rises by about 2e-6 of its scale."""
+
+    name = "rise"
+
+    def step(self, state):
+        return state.replace(x=state.x * (1 + 1e-6))
+
+
+def test_the_strict_level_holds_descent_to_rtol_and_checks_purity():
+    with pytest.raises(BlockContractError, match="descent block 'rise' \\(iteration 1\\)"):
+        _run(loop=(_Rise,), max_iter=1, check="strict")  # rtol 1e-9 by default
+    assert _run(loop=(_Rise,), max_iter=1, check="strict", rtol=1e-5).n_iter == 1
+
+    class InPlace(_Halve):
+        name = "in_place"
+
+        def step(self, state):
+            state.x[0] /= 2
+            return state.replace(x=state.x.copy())
+
+    assert _run(loop=(InPlace,), max_iter=1).n_iter == 1  # the default level: not seen
+    with pytest.raises(BlockContractError, match="'in_place' \\(iteration 1\\) mutated its"):
+        _run(loop=(InPlace,), max_iter=1, check="strict")
