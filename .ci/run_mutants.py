@@ -31,6 +31,9 @@ SETS = {
     "contracts": (["causefs/core/contracts.py"],
                   ["tests/test_contract_checks.py", "tests/test_loop.py",
                    "tests/test_convergence.py"]),
+    "objective": (["causefs/model/objective.py"],
+                  ["tests/test_objective.py", "tests/test_terms.py", "-k",
+                   "not catches_a_wrong_term"]),
 }
 
 
