@@ -139,8 +139,9 @@ def test_the_cache_is_not_shared_by_another_problem_or_term():
 def test_the_module_function_evaluates_the_problems_objective():
     problem = _Toy()
     problem.objective = Objective([_Squares(), _Sums()])
-    value = objective(State(problem, x=X, y=Y))
-    assert value.terms == {"squares": 5.0, "sums": 7.0}
+    cache = {}
+    value = objective(State(problem, x=X, y=Y), cache)
+    assert value.terms == {"squares": 5.0, "sums": 7.0} and set(cache) == {"squares", "sums"}
 
 
 def test_the_gradient_is_the_sum_of_what_the_terms_depending_on_it_add():
@@ -164,3 +165,57 @@ def test_a_term_that_adds_nothing_to_a_subproblem_in_its_variables_is_named():
         J.subproblem(SelectionSystem, state, "y")
     assert str(error.value) == ("term 'sums' depends on ['y'] but adds nothing to the "
                                 "SelectionSystem subproblem (add_to_selection_system)")
+
+
+class _YAndD(_Counted):
+    """``sum(y) * sum(d)``."""
+
+    name, reads, needs = "y_and_d", ("y", "d"), ("y", "d")
+
+    def evaluate(self, state):
+        return float(np.sum(state.y) * np.sum(state.d))
+
+
+def test_a_derived_input_is_compared_by_the_fields_it_is_derived_from():
+    # d is computed afresh for every new State; the cache compares x, its input, so a
+    # new state of the same problem and x reuses the value without deriving d again
+    derived = []
+    problem = _Toy()
+    problem.fields = {**_Toy.fields, "d": Field(
+        "d", role="derived", derive=lambda s: derived.append(1) or 2.0 * s.x,
+        inputs=("x",), needs=("x",))}
+    term = _YAndD()
+    J, cache = Objective([term]), {}
+    assert J(State(problem, x=X, y=Y), cache).total == 60.0
+    assert J(State(problem, x=X, y=Y), cache).total == 60.0
+    assert term.calls == 1 and len(derived) == 1
+    assert J(State(problem, x=X, y=Y + 1), cache).total == 66.0  # y changed
+    assert term.calls == 2
+
+
+class _Optional(_Squares):
+    """Reads a variable its problem may not declare (a plugin's, say)."""
+
+    name, reads = "optional", ("x", "extra")
+
+
+def test_a_term_may_read_a_field_its_problem_does_not_declare():
+    J, cache = Objective([_Optional()]), {}
+    state = State(_Toy(), x=X)
+    assert J(state, cache).terms == {"optional": 5.0} == J(state, cache).terms
+
+
+def test_what_a_term_adds_is_declared_by_its_class():
+    # the engine checks a schedule by the terms' classes before the fit; a hook an
+    # instance sets itself is not one its class declares: refused the same way
+    class Late(_OfD):
+        name, reads, needs = "late", ("x",), ("x",)
+
+        def __init__(self):
+            super().__init__()
+            self.add_to_gradient = lambda state, gradient: gradient.add(state.x)
+
+    J = Objective([Late()])
+    assert J.missing_contributions(Gradient, ["x"]) == ["late"]
+    with pytest.raises(NotImplementedError, match="term 'late' depends on \\['x'\\]"):
+        J.gradient(State(_Toy(), x=X), "x")
