@@ -2,10 +2,10 @@
 
 Run after ``mutmut run``; reads ``mutmut results`` and the page's tables of equivalent
 mutants and of mutants killed outside mutmut (the first column, in backticks), prints
-the score, exits 1 on an unexplained survivor or on a mutant no test covers (``no tests``: a survivor nobody ran). With
-module patterns (``causefs.numerics.simplex*``, as ``mutmut run`` takes them), only the
-mutants of those modules are checked, so a targeted run is judged on what it ran;
-without, every mutant must have been run.
+the score, exits 1 on an unexplained survivor or on a mutant no test covers (``no
+tests``: a survivor nobody ran). With module patterns (``causefs.numerics.simplex*``, as
+``mutmut run`` takes them), only the mutants of those modules are checked, so a targeted
+run is judged on what it ran; without, every mutant must have been run.
 """
 
 import argparse
