@@ -1,4 +1,4 @@
-"""Mutation-test one of the sets of modules CI does not run (docs/MUTATION.md).
+"""Mutation-test one set of modules on its own, CI's or one CI does not run (docs/MUTATION.md).
 
 Copies the checkout's files (``git ls-files``, with the uncommitted changes) into a work
 folder, sets that copy's ``[tool.mutmut]`` to the set's modules and fast test files, runs
