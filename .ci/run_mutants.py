@@ -34,6 +34,11 @@ SETS = {
     "objective": (["causefs/model/objective.py"],
                   ["tests/test_objective.py", "tests/test_terms.py", "-k",
                    "not catches_a_wrong_term"]),
+    "sparse_correlation": (["causefs/numerics/sparse.py", "causefs/numerics/correlation.py"],
+                           ["tests/test_correlation.py",
+                            "tests/test_sparse.py::test_sparse_helpers_equal_their_dense_"
+                            "definitions",
+                            "tests/test_redundancy.py::test_decorrelated_order_by_hand"]),
 }
 
 
