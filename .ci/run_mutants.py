@@ -39,7 +39,6 @@ SETS = {
                             "tests/test_sparse.py::test_sparse_helpers_equal_their_dense_"
                             "definitions",
                             "tests/test_redundancy.py::test_decorrelated_order_by_hand"]),
-    "fit_size": (["causefs/model/fit_size.py"], ["tests/test_fit_size.py", "tests/test_budget.py"]),
 }
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -760,3 +761,19 @@ def test_a_temporary_removed_meanwhile_does_not_stop_the_others(store, monkeypat
     monkeypatch.setattr(Path, "lstat", first_gone)
     assert len(store.remove_stale_temporaries()) == 3
     assert list(store.root.iterdir()) == [calls[0]]
+
+
+def test_a_claim_left_by_a_dead_process_names_only_its_new_holder(store):
+    # the file a crashed job left holds a longer line: the new holder's replaces it whole
+    key = job_key(JOB)
+    store.root.mkdir(parents=True)
+    (store.root / f"{key}.claim").write_text("x" * 150)
+    holder = _holder(store, key, 60)
+    try:
+        with store.claim(key) as claim:
+            assert not claim.held
+            assert re.fullmatch(rf"pid {holder.pid} on {re.escape(socket.gethostname())} "
+                                r"since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d", claim.holder)
+    finally:
+        holder.kill()
+        holder.communicate()  # reads and closes its pipe
