@@ -1,11 +1,11 @@
-"""Fail when a mutant survives that docs/MUTATION.md does not explain as equivalent.
+"""Fail when a mutant survives that docs/MUTATION.md does not explain.
 
-Run after ``mutmut run``; reads ``mutmut results`` and the page's table of equivalent
-mutants (the first column, in backticks), prints the score, exits 1 on an unexplained
-survivor or on a mutant no test covers (``no tests``: a survivor nobody ran). With
-module patterns (``causefs.numerics.simplex*``, as ``mutmut run`` takes them), only the
-mutants of those modules are checked, so a targeted run is judged on what it ran;
-without, every mutant must have been run.
+Run after ``mutmut run``; reads ``mutmut results`` and the page's tables of equivalent
+mutants and of mutants killed outside mutmut (the first column, in backticks), prints
+the score, exits 1 on an unexplained survivor or on a mutant no test covers (``no
+tests``: a survivor nobody ran). With module patterns (``causefs.numerics.simplex*``, as
+``mutmut run`` takes them), only the mutants of those modules are checked, so a targeted
+run is judged on what it ran; without, every mutant must have been run.
 """
 
 import argparse
@@ -36,7 +36,8 @@ def main(argv=None) -> int:
     counts = {state: sum(s == state for s in status.values())
               for state in ("killed", "timeout", "survived", "no tests", "not checked")}
     print(f"mutants: {len(status)}, " + ", ".join(f"{n} {s}" for s, n in counts.items())
-          + f" ({len(set(uncaught) & explained)} survivors explained as equivalent)")
+          + f" ({len(set(uncaught) & explained)} survivors explained: equivalent, or "
+            "killed outside mutmut)")
     unexplained = [name for name in uncaught if name not in explained]
     for name in unexplained:
         print(f"unexplained {status[name]}: {name} (mutmut show {name})")

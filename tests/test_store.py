@@ -2,12 +2,17 @@
 entries moved aside, file permissions, stale temporaries, and the report's refusals."""
 
 import contextlib
+import fnmatch
+import hashlib
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +22,9 @@ from causefs.app.cli import run
 from causefs.app.configs import register_configs
 from causefs.app.report import main as report_main
 from causefs.app.report import report
-from causefs.app.store import (INVALID_DIR, SCHEMA_VERSION, ResultStore, StoreError, StoreWarning,
-                           canonical, job_key)
+from causefs.app.store import (INVALID_DIR, SCHEMA_VERSION, InvalidEntryError, ResultStore,
+                               StoreError, StoreWarning, canonical, job_key, validate_entry,
+                               write_json_atomic)
 
 pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
 
@@ -232,8 +238,9 @@ def test_an_entry_moved_by_another_job_meanwhile_is_a_miss(store, monkeypatch):
         raise FileNotFoundError(key)
 
     monkeypatch.setattr(store, "move_aside", moved_elsewhere)
-    with pytest.warns(StoreWarning, match="moved by another process"):
+    with pytest.warns(StoreWarning) as record:
         assert store.lookup(key, JOB) is None
+    assert str(record[0].message).endswith("; moved by another process, recomputing")
 
 
 def test_report_at_a_rho_no_result_has_says_which_it_has(store, tmp_path, capsys):
@@ -550,3 +557,223 @@ def test_every_key_that_can_change_a_result_is_in_the_store_key(tmp_path):
         cfg = default.copy()
         OmegaConf.update(cfg, f"method.{key}", value)
         assert plan(cfg, data).key == base
+
+
+# ---- where the files go: temporaries, folders, names of what is moved aside ----------
+
+def test_a_write_goes_through_a_temporary_the_store_would_clean_up(tmp_path, monkeypatch):
+    # the temporary is in the target's folder (a rename across file systems is no atomic
+    # write) and named as remove_stale_temporaries finds it after a killed write
+    renames = []
+    real_replace = os.replace
+
+    def recorded(source, target):
+        renames.append((Path(source), Path(target)))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", recorded)
+    target = tmp_path / "a" / "b" / "entry.json"  # parents that do not exist yet
+    write_json_atomic(target, {"x": 1})
+    assert json.loads(target.read_text()) == {"x": 1}
+    [(source, renamed)] = renames
+    assert renamed == target and source.parent == target.parent
+    assert fnmatch.fnmatchcase(source.name, ".entry.json.*.tmp")
+
+
+def test_check_writable_makes_missing_parents_and_says_why_it_cannot_write(tmp_path):
+    nested = ResultStore(tmp_path / "a" / "b" / "store")
+    nested.check_writable()
+    assert nested.root.is_dir()
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no procfs: no folder that even root cannot write to")
+    # procfs: a folder in which no file can be created, even by root; the message
+    # carries the system's reason, not the exception's repr
+    with pytest.raises(StoreError, match=r"^results store /proc is not writable: [^\[]+$"):
+        ResultStore("/proc").check_writable()
+
+
+@pytest.mark.parametrize("content, message", [
+    ("[1, 2]", "not a JSON object but list"),
+    ('{"schema": %d, "key": "0123"}' % SCHEMA_VERSION, "holds key '0123'"),
+])
+def test_invalid_entries_are_described_exactly(store, content, message):
+    key = job_key(JOB)
+    store.root.mkdir(parents=True)
+    store.path(key).write_text(content)
+    with pytest.raises(InvalidEntryError) as error:
+        store.read(key, JOB)
+    assert str(error.value) == f"{store.path(key)}: {message}"
+
+
+def test_the_reasons_an_entry_is_not_trusted_are_worded_exactly(store):
+    key = job_key(JOB)
+    entry = json.loads(store.put(key, RESULT).read_text())
+    reasons = {"its job specification does not hash to its key":
+               ({**entry, "job": {**JOB, "method": "x"}}, JOB),
+               "answers another job": (entry, {**JOB, "method": "mcfs"}),
+               "missing field(s) scores, metrics":
+               ({k: v for k, v in entry.items() if k not in ("scores", "metrics")}, JOB)}
+    for reason, (content, spec) in reasons.items():
+        with pytest.raises(InvalidEntryError) as error:
+            validate_entry(content, key, spec)
+        assert str(error.value) == reason
+
+
+def test_invalid_entries_of_one_key_are_all_kept_under_time_stamped_names(store):
+    # <key>.json.<YYYYmmddTHHMMSS>.invalid, the stamp the time of the move; a second move
+    # goes into the invalid/ folder the first one made
+    key = job_key(JOB)
+    store.root.mkdir(parents=True)
+    before = time.strftime("%Y%m%dT%H%M%S")
+    store.path(key).write_text("first")
+    first = store.move_aside(key)
+    after = time.strftime("%Y%m%dT%H%M%S")
+    assert first.parent == store.root / INVALID_DIR
+    stamp = re.fullmatch(rf"{key}\.json\.(\d{{8}}T\d{{6}})\.invalid", first.name).group(1)
+    assert before <= stamp <= after
+    store.path(key).write_text("second")
+    assert store.move_aside(key).parent == store.root / INVALID_DIR
+
+
+def test_names_of_entries_moved_aside_in_one_second_are_numbered(store, monkeypatch, no_hang):
+    key = job_key(JOB)
+    store.root.mkdir(parents=True)
+    monkeypatch.setattr(time, "strftime", lambda _: "20260101T000000")
+    names = []
+    for content in ("a", "b", "c", "d"):
+        store.path(key).write_text(content)
+        names.append(store.move_aside(key).name)
+    stem = f"{key}.json.20260101T000000"
+    assert names == [f"{stem}.invalid", f"{stem}.1.invalid", f"{stem}.2.invalid",
+                     f"{stem}.3.invalid"]
+    assert [(store.root / INVALID_DIR / name).read_text() for name in names] == list("abcd")
+
+
+def test_an_invalid_folder_that_links_elsewhere_is_not_followed(store, tmp_path):
+    # a link named invalid/ would move the store's files out of it: they stay in the store
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    store.root.mkdir(parents=True)
+    (store.root / INVALID_DIR).symlink_to(elsewhere, target_is_directory=True)
+    key = job_key(JOB)
+    store.path(key).write_text("{}")
+    moved = store.move_aside(key)
+    assert moved.parent == store.root and moved.read_text() == "{}"
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_put_stores_the_job_it_is_given_with_a_result_that_has_none(store):
+    key = job_key(JOB)
+    result = {name: value for name, value in RESULT.items() if name != "job"}
+    entry = json.loads(store.put(key, result, spec=JOB).read_text())
+    assert entry["job"] == JOB and store.lookup(key, JOB)["scores"] == RESULT["scores"]
+
+
+def test_a_claim_that_is_no_file_is_moved_aside_under_the_claims_name(store, monkeypatch):
+    key = job_key(JOB)
+    monkeypatch.setattr(time, "strftime", lambda _: "20260101T000000")
+    _directory(store.root.mkdir(parents=True) or store.root / f"{key}.claim")
+    moved = store.root / INVALID_DIR / f"{key}.claim.20260101T000000.invalid"
+    with pytest.warns(StoreWarning) as record, store.claim(key) as claim:
+        assert claim.held
+    assert [str(w.message) for w in record] == [
+        f"{store.root / f'{key}.claim'}: not a regular file, moved to {moved}"]
+    assert (moved / "inside").read_text() == "{}"
+
+
+def test_a_claim_file_follows_the_umask_and_is_no_program(store):
+    previous = os.umask(0o022)
+    try:
+        with store.claim(job_key(JOB)) as claim:
+            assert claim.held
+            mode = (store.root / f"{job_key(JOB)}.claim").stat().st_mode & 0o777
+    finally:
+        os.umask(previous)
+    assert mode == 0o644
+
+
+def test_a_link_made_under_a_claims_name_after_the_check_is_not_followed(store, tmp_path,
+                                                                         monkeypatch):
+    # the check before the open sees no file (another process makes the link just
+    # after it): the open itself must refuse the link, not create its target
+    key = job_key(JOB)
+    store.root.mkdir(parents=True)
+    claim_path, target = store.root / f"{key}.claim", tmp_path / "elsewhere"
+    claim_path.symlink_to(target)
+    real_lexists = os.path.lexists
+    monkeypatch.setattr(os.path, "lexists",
+                        lambda path: False if Path(path) == claim_path else real_lexists(path))
+    with pytest.raises(OSError), store.claim(key):
+        pass
+    assert not target.exists()
+
+
+def test_the_key_is_the_first_16_hex_digits_of_the_sha256_of_the_canonical_json():
+    spec = {"b": [1, 2.5], "a": {"y": None, "x": "é"}}
+    text = '{"a":{"x":"\\u00e9","y":null},"b":[1,2.5]}'  # sorted keys, no whitespace
+    assert job_key(spec) == hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def test_an_entry_file_is_indented_json_one_value_per_line(tmp_path):
+    path = tmp_path / "entry.json"
+    write_json_atomic(path, {"a": [1, 2], "b": {"c": None}})
+    assert path.read_text() == '{\n "a": [\n  1,\n  2\n ],\n "b": {\n  "c": null\n }\n}'
+
+
+def test_a_failed_write_leaves_neither_the_file_nor_its_temporary(tmp_path):
+    with pytest.raises(TypeError, match="not JSON serializable: set"):
+        write_json_atomic(tmp_path / "entry.json", {"s": {1}})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_entry_name_the_system_refuses_is_unreadable_not_a_link(store):
+    store.root.mkdir(parents=True)
+    with pytest.raises(InvalidEntryError, match=r"unreadable \(File name too long\), not an"):
+        store.read("k" * 300)
+
+
+def test_stale_means_strictly_older_and_the_removed_files_are_returned(store, monkeypatch):
+    store.root.mkdir(parents=True)
+    now = 2_000_000_000
+    temporaries = {age: store.root / f".k.json.{age}.tmp" for age in (599, 600, 601, 7200)}
+    for age, path in temporaries.items():
+        path.write_text("{")
+        os.utime(path, (now - age, now - age))
+    monkeypatch.setattr(time, "time", lambda: now)
+    removed = store.remove_stale_temporaries()
+    assert sorted(removed) == sorted([temporaries[601], temporaries[7200]])
+    assert sorted(store.root.iterdir()) == sorted([temporaries[599], temporaries[600]])
+
+
+def test_a_temporary_removed_meanwhile_does_not_stop_the_others(store, monkeypatch):
+    store.root.mkdir(parents=True)
+    for n in range(4):
+        (store.root / f".k.json.{n}.tmp").write_text("{")
+        os.utime(store.root / f".k.json.{n}.tmp", (0, 0))
+    real_lstat, calls = Path.lstat, []
+
+    def first_gone(path):  # another process removed the first one the glob lists
+        calls.append(path)
+        if len(calls) == 1:
+            raise FileNotFoundError(path)
+        return real_lstat(path)
+
+    monkeypatch.setattr(Path, "lstat", first_gone)
+    assert len(store.remove_stale_temporaries()) == 3
+    assert list(store.root.iterdir()) == [calls[0]]
+
+
+def test_a_claim_left_by_a_dead_process_names_only_its_new_holder(store):
+    # the file a crashed job left holds a longer line: the new holder's replaces it whole
+    key = job_key(JOB)
+    store.root.mkdir(parents=True)
+    (store.root / f"{key}.claim").write_text("x" * 150)
+    holder = _holder(store, key, 60)
+    try:
+        with store.claim(key) as claim:
+            assert not claim.held
+            assert re.fullmatch(rf"pid {holder.pid} on {re.escape(socket.gethostname())} "
+                                r"since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d", claim.holder)
+    finally:
+        holder.kill()
+        holder.communicate()  # reads and closes its pipe

@@ -92,9 +92,11 @@ class Field:
         return tuple(shape)
 
     def describe(self) -> str:
-        """``name (shape): doc`` for messages."""
-        shape = "?" if self.shape is None else f"({', '.join(map(str, self.shape))})"
-        return f"{self.name} ({'tuple of ' if self.sequence else ''}{shape}): {self.doc}"
+        """``name (shape): doc`` (``name tuple of (shape): doc``) for messages; the shape
+        written as a tuple, ``?`` when not declared."""
+        shape = "?" if self.shape is None else \
+            f"({', '.join(map(str, self.shape))}{',' if len(self.shape) == 1 else ''})"
+        return f"{self.name} {'tuple of ' if self.sequence else ''}{shape}: {self.doc}"
 
 
 #: attribute names of State itself, which no field may take

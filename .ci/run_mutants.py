@@ -1,0 +1,89 @@
+"""Mutation-test one set of modules on its own, CI's or one CI does not run (docs/MUTATION.md).
+
+Copies the checkout's files (``git ls-files``, with the uncommitted changes) into a work
+folder, sets that copy's ``[tool.mutmut]`` to the set's modules and fast test files, runs
+``mutmut run`` there with one OpenMP thread and ``.ci/check_mutants.py`` on the set's
+mutants, and prints the wall time. Run it again with the same ``--dir`` to resume an
+interrupted run (mutmut keeps every result in the folder's ``mutants/``).
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: name -> (modules mutated, test files run); the tests are the fast ones that check the
+#: modules (no fit of a real dataset), as CI's set in pyproject.toml
+SETS = {
+    "store": (["causefs/app/store.py"], ["tests/test_store.py"]),
+    "loop": (["causefs/core/loop.py", "causefs/core/schedule.py"],
+             ["tests/test_convergence.py", "tests/test_state.py", "tests/test_loop.py",
+              "tests/test_schedule_spec.py",
+              "tests/test_schedule.py::test_builtin_schedules_validate",
+              "tests/test_schedule.py::test_validation_names_every_problem"]),
+    "contracts": (["causefs/core/contracts.py"],
+                  ["tests/test_contract_checks.py", "tests/test_loop.py",
+                   "tests/test_convergence.py"]),
+    "objective": (["causefs/model/objective.py"],
+                  ["tests/test_objective.py", "tests/test_terms.py", "-k",
+                   "not catches_a_wrong_term"]),
+    "sparse_correlation": (["causefs/numerics/sparse.py", "causefs/numerics/correlation.py"],
+                           ["tests/test_correlation.py",
+                            "tests/test_sparse.py::test_sparse_helpers_equal_their_dense_"
+                            "definitions",
+                            "tests/test_redundancy.py::test_decorrelated_order_by_hand"]),
+}
+
+
+def mutmut_table(modules, tests) -> str:
+    quoted = lambda items: "[" + ", ".join(f'"{item}"' for item in items) + "]"  # noqa: E731
+    return ("[tool.mutmut]\nsource_paths = [\"causefs\"]\n"
+            f"only_mutate = {quoted(modules)}\n"
+            f"pytest_add_cli_args_test_selection = {quoted(tests)}\n"
+            "pytest_add_cli_args = [\"-p\", \"no:cacheprovider\"]\n")
+
+
+def copy_checkout(work: Path, modules, tests) -> None:
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+                           check=True).stdout.decode().split("\0")
+    for name in filter(None, files):
+        if (ROOT / name).is_file():
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, work / name)
+    pyproject = work / "pyproject.toml"
+    text = pyproject.read_text()
+    table = re.search(r"^\[tool\.mutmut\]\n(?:(?!\[).*\n)*", text, flags=re.M)
+    pyproject.write_text(text[:table.start()] + mutmut_table(modules, tests)
+                         + text[table.end():])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("set", choices=sorted(SETS))
+    parser.add_argument("--dir", type=Path, help="work folder (default: a new temporary "
+                                                  "one); give it again to resume")
+    args = parser.parse_args(argv)
+    modules, tests = SETS[args.set]
+    work = args.dir or Path(tempfile.mkdtemp(prefix=f"causefs-mutants-{args.set}-"))
+    work.mkdir(parents=True, exist_ok=True)
+    copy_checkout(work, modules, tests)
+    print(f"mutating {', '.join(modules)} in {work}", flush=True)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    start = time.perf_counter()
+    subprocess.run(["mutmut", "run"], cwd=work, env=env, stdout=subprocess.DEVNULL,
+                   check=True)
+    print(f"mutmut ran in {time.perf_counter() - start:.0f} s", flush=True)
+    patterns = [module.removesuffix(".py").replace("/", ".") + "*" for module in modules]
+    return subprocess.run([sys.executable, ".ci/check_mutants.py", *patterns],
+                          cwd=work).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
