@@ -323,7 +323,7 @@ class LabelFreeSearch(SelectorMixin, BaseEstimator):
             raise ValueError(f"every one of the {len(settings)} settings collapsed "
                              "(CollapseWarning): no setting to choose; widen the grid "
                              "towards larger alpha or smaller lam")
-        results["score"] = list(scores)
+        results["score"] = scores.tolist()
         for name in MEASURES[criterion.name]:
             results[name] = [-np.inf if m is None else m[name] for m in measured]
         self.results_ = results

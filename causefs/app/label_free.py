@@ -80,4 +80,4 @@ def choose(members: list, criterion: str, rho: int, data_home=None) -> dict:
         m["features_best_first"][:top]) for m in members])
     best = int(np.argmax(scores))
     chosen = None if scores[best] == -np.inf else members[best]
-    return {"chosen": chosen, "score": float(scores[best]), "scores": list(scores)}
+    return {"chosen": chosen, "score": float(scores[best]), "scores": scores.tolist()}
