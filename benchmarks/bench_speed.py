@@ -178,7 +178,13 @@ def measure(out: Path, spec: dict, python: str, path: str) -> dict | None:
 
 
 def cases(args) -> list:
-    return [target for target in TARGETS if not args.cases or target[0] in args.cases]
+    """The targets named by ``--cases`` (all by default); a case without a target
+    (``dev:mushrooms``, any of :func:`bench_scale.load_case`'s names) is measured and
+    reported without a verdict."""
+    if not args.cases:
+        return TARGETS
+    known = {target[0]: target for target in TARGETS}
+    return [known.get(case, (case, None, None, None)) for case in args.cases]
 
 
 def run(args):
@@ -295,7 +301,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("what", choices=["run", "report", "_child"])
     parser.add_argument("spec", nargs="?")
-    parser.add_argument("--cases", nargs="+", help="only these cases (names of TARGETS)")
+    parser.add_argument("--cases", nargs="+", help="only these cases (default: TARGETS)")
     parser.add_argument("--reference", help="checkout of the reference commit (put first "
                                             "on PYTHONPATH of its fits)")
     parser.add_argument("--reference-python", help="interpreter for the reference's fits "
