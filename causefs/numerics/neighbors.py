@@ -109,7 +109,8 @@ def distinct_neighbors(Y: np.ndarray, n_candidates: int, search) -> np.ndarray:
     its first ``n_candidates + 1`` points by index, and every point takes the first
     ``n_candidates`` of its row's list other than itself. A point's candidates are then
     its nearest others, ties between copies broken by index, whatever ``search`` would
-    have broken them by. Without copies this is ``search`` itself.
+    have broken them by. Where more than ``DISTINCT_SHARE`` of the points are distinct,
+    this is ``search`` itself.
     """
     n = Y.shape[0]
     width = n_candidates + 1
