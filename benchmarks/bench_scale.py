@@ -50,6 +50,10 @@ def load_case(name: str):
         from sklearn.datasets import load_digits
 
         return load_digits(return_X_y=True)
+    elif name.startswith("dev:"):  # a development dataset, $CAUSEFS_DATA/dev/<name>.npz
+        from causefs.datasets import data_home, load_file
+
+        data = load_file(data_home() / "dev" / f"{name[4:]}.npz")
     elif ":" in name:  # <dataset>:<m>, m samples drawn without replacement (seed 0)
         dataset, m = name.split(":")
         data = load_dataset(dataset)
