@@ -39,6 +39,14 @@ SETS = {
                             "tests/test_sparse.py::test_sparse_helpers_equal_their_dense_"
                             "definitions",
                             "tests/test_redundancy.py::test_decorrelated_order_by_hand"]),
+    "descent_blocks": (["causefs/blocks/descent/embedding.py",
+                        "causefs/blocks/descent/fused_graph.py",
+                        "causefs/blocks/descent/graph_update.py",
+                        "causefs/blocks/descent/sample_weights.py",
+                        "causefs/blocks/descent/selection_matrix.py"],
+                       ["tests/test_blocks.py", "tests/test_closed_forms.py",
+                        "tests/test_fast_paths.py", "tests/test_reference_math.py",
+                        "tests/test_budget.py"]),
 }
 
 

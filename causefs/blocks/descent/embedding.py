@@ -66,9 +66,13 @@ class EmbeddingBlock(Block):
     def cost(self, size) -> Cost:
         """At most ``max_iter`` iterations of a sparse product with L_G and a polar
         factor, memory-bound passes over (n, h) arrays (measured: benchmarks/
-        bench_estimate.py)."""
-        n, h = size.n_samples, size.n_clusters
-        return Cost(ops=30.0 * self.max_iter * n * h, memory={"embedding": 6 * n * h * 8})
+        bench_estimate.py). Memory: the (n, h) iterates and their products, and the
+        sparse Laplacian of the k-neighbour graph G formed from it (2 n k entries and
+        the copies made forming them), an upper bound measured with tracemalloc
+        (tests/test_descent_block_costs.py)."""
+        n, h, k = size.n_samples, size.n_clusters, size.n_neighbors
+        return Cost(ops=30.0 * self.max_iter * n * h,
+                    memory={"embedding": (8 * n * h + 12 * n * k + 4 * n) * 8})
 
     def step(self, state: State) -> State:
         system = state.problem.objective.subproblem(EmbeddingSystem, state, "F")
