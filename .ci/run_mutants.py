@@ -44,9 +44,11 @@ SETS = {
                         "causefs/blocks/descent/graph_update.py",
                         "causefs/blocks/descent/sample_weights.py",
                         "causefs/blocks/descent/selection_matrix.py"],
-                       ["tests/test_blocks.py", "tests/test_closed_forms.py",
-                        "tests/test_fast_paths.py", "tests/test_reference_math.py",
-                        "tests/test_budget.py"]),
+                       ["tests/test_descent_block_steps.py",
+                        "tests/test_descent_block_costs.py", "tests/test_blocks.py",
+                        "tests/test_closed_forms.py", "tests/test_fast_paths.py",
+                        "tests/test_reference_math.py", "tests/test_budget.py",
+                        "tests/test_option_checks.py::test_part_options_are_checked"]),
 }
 
 

@@ -89,8 +89,8 @@ class EmbeddingBlock(Block):
             F_new = polar_factor(shift * F - LF + B)
             LF_new = L(F_new)
             new = value(F_new, LF_new)
-            if new > current:  # rounding only: GPI is monotone
-                break
+            if new >= current:  # GPI is monotone: a rise is rounding, a tie no progress
+                break  # (a subproblem constant in F keeps F, not polar(0)'s arbitrary basis)
             F, LF, decrease, current = F_new, LF_new, current - new, new
             if decrease <= self.tol * (abs(current) + 1e-300):
                 break
