@@ -134,6 +134,20 @@ def test_the_w_cost_declares_the_form_the_solve_takes(n, d, M):
     assert primal.memory != dual.memory and primal.flops != dual.flops
 
 
+def test_each_phase_is_named_after_its_block_with_advice_for_its_form():
+    """A refused fit names the phase over the budget and what to change
+    (:func:`causefs.budget.check_memory`): the phase is the block's name, its advice
+    is keyed by that phase and names the dimension of the form's systems."""
+    size = size_of(200, 100)
+    for name in ("embedding", "selection_matrix"):
+        assert set(block(name).cost(size).memory) == {name}
+    primal = block("selection_matrix", system="primal").cost(size)
+    dual = block("selection_matrix", system="dual").cost(size)
+    assert set(primal.advice) == set(dual.advice) == {"selection_matrix"}
+    assert "number of features" in primal.advice["selection_matrix"]
+    assert "number of samples" in dual.advice["selection_matrix"]
+
+
 def test_the_w_choice_takes_each_form_where_it_is_cheaper():
     """A tall problem (n >> d) is solved in the d x d form, a wide one (d >> n) in the
     n x n form, whatever the number of groups."""

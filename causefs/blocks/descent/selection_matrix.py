@@ -26,11 +26,12 @@ def selection_cost(size, system: str = "auto") -> Cost:
         system = "primal" if cost["primal"] <= cost["dual"] else "dual"
     if system == "primal":
         memory = (7 * n * d + 3 * d * d) * 8
+        advice = "reduce the number of features (d x d systems dominate)"
     else:  # the n x n (Woodbury) form: C^-1 X~' and X~ blocks, n x n systems
         memory = (8 * n * d + 4 * n * n) * 8
+        advice = "reduce the number of samples (n x n systems dominate)"
     return Cost(flops=2.0 * cost[system], memory={"selection_matrix": memory},
-                advice={"selection_matrix": "reduce the number of features (d x d systems "
-                                            "dominate)"})
+                advice={"selection_matrix": advice})
 
 
 class SelectionMatrixBlock(Block):
