@@ -49,6 +49,10 @@ SETS = {
                         "tests/test_closed_forms.py", "tests/test_fast_paths.py",
                         "tests/test_reference_math.py", "tests/test_budget.py",
                         "tests/test_option_checks.py::test_part_options_are_checked"]),
+    "subproblems": (["causefs/model/subproblems.py"],
+                    ["tests/test_subproblems.py", "tests/test_descent_block_costs.py",
+                     "tests/test_descent_block_steps.py", "tests/test_closed_forms.py",
+                     "tests/test_objective.py"]),
 }
 
 
