@@ -294,3 +294,32 @@ def test_the_monotone_update_keeps_the_previous_graph_and_xi_in_play(seed):
     for update, (G, xi) in (("monotone", kept), ("closed_form", fresh)):
         new = FusedGraphBlock(update, neighbor_algorithm="exact").step(state)
         assert np.allclose(new.G.toarray(), G.toarray()) and np.allclose(new.xi, xi)
+
+
+@pytest.mark.parametrize("update", ["monotone", "closed_form"])
+def test_the_update_is_warm_started_from_the_graph_it_replaces(update, monkeypatch):
+    """An approximate search starts from the current G (docs of
+    :func:`causefs.budget.graphs.graph_cost`: an update is a local search warm-started
+    from the graph it replaces); the monotone rule also gets (G, xi), the closed form
+    nothing to keep; with no G yet, neither."""
+    import causefs.blocks.descent.fused_graph as module
+
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append((args, kwargs))
+        return adaptive_graph(*args, **kwargs)
+
+    monkeypatch.setattr(module, "adaptive_graph", spy)
+    state = cause_fs_state(40, 6, h=3, k=4, M=2)
+    FusedGraphBlock(update, neighbor_algorithm="approximate").step(state)
+    args, kwargs = calls[-1]
+    assert args[3] == "approximate" and kwargs["warm"][0] is state.G
+    previous = args[4]
+    if update == "monotone":
+        assert previous[0] is state.G and previous[1] is state.xi
+    else:
+        assert previous is None
+    FusedGraphBlock(update).step(state.replace(G=None, xi=None))
+    args, kwargs = calls[-1]
+    assert args[4] is None and kwargs["warm"] == [None]
