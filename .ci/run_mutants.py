@@ -53,6 +53,10 @@ SETS = {
                     ["tests/test_subproblems.py", "tests/test_descent_block_costs.py",
                      "tests/test_descent_block_steps.py", "tests/test_closed_forms.py",
                      "tests/test_objective.py"]),
+    "confounders": (["causefs/blocks/structure/confounders.py",
+                     "causefs/blocks/initialization/initial_confounders.py"],
+                    ["tests/test_confounders_block.py",
+                     "tests/test_option_checks.py::test_part_options_are_checked"]),
 }
 
 
