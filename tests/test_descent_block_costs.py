@@ -165,6 +165,9 @@ def test_the_primal_flops_count_the_products_and_the_factorization_it_runs(M):
     n, d = 500, 24
     expected = n * d * d + M * n * (d // M) ** 2 + d**3 / 6
     assert selection_cost(size_of(n, d, M=M), "primal").flops == pytest.approx(2 * expected)
+    # groups of whole features: 10 features in 4 groups are priced as 4 groups of 2
+    assert selection_cost(size_of(n, 10, M=4), "primal").flops == pytest.approx(
+        2 * (n * 100 + 4 * n * 2**2 + 1000 / 6))
     # a granularity larger than the number of features is capped at one a feature
     assert selection_cost(size_of(n, 3, M=5), "primal").flops == pytest.approx(
         2 * (n * 9 + 3 * n + 27 / 6))
