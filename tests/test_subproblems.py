@@ -192,22 +192,25 @@ def test_the_embedding_system_sums_its_operators_and_bounds_their_eigenvalues():
     largest eigenvalue (Gershgorin: twice the largest degree of (G + G')/2)."""
     state = weighted_state(n=20)
     rng = np.random.default_rng(1)
-    graph, other = random_graph(rng, 20, 3), random_graph(rng, 20, 2)
+    graph, other, third = (random_graph(rng, 20, k) for k in (3, 2, 4))
     F = state.F
     system = EmbeddingSystem(state)
     assert np.array_equal(system.apply(F), np.zeros_like(F)) and system.shift == 0.0
     assert np.array_equal(system.rhs, np.zeros_like(F))
     system.add_laplacian(graph)
     system.add_laplacian(other, weight=2.5)
+    system.add_laplacian(third, weight=2.0)
     R = rng.standard_normal((20, 20))
     system.add_operator(R @ R.T, 7.0)
     system.add_identity(0.5)
     system.add_identity(1.5)
-    A = dense_laplacian(graph) + 2.5 * dense_laplacian(other) + R @ R.T
+    A = (dense_laplacian(graph) + 2.5 * dense_laplacian(other)
+         + 2.0 * dense_laplacian(third) + R @ R.T)
     assert np.allclose(system.apply(F), A @ F, atol=1e-12)
     degree = lambda g: 0.5 * (g.toarray().sum(0) + g.toarray().sum(1))  # noqa: E731
     assert system.shift == pytest.approx(2 * degree(graph).max()
-                                         + 2.5 * 2 * degree(other).max() + 7.0)
+                                         + 2.5 * 2 * degree(other).max()
+                                         + 2.0 * 2 * degree(third).max() + 7.0)
     assert np.linalg.eigvalsh(dense_laplacian(graph))[-1] <= 2 * degree(graph).max()
     assert system.identity == 2.0
     B1, B2 = rng.standard_normal(F.shape), rng.standard_normal(F.shape)
