@@ -5,6 +5,8 @@ diag(mu) X`` and ``L = D - (G + G')/2``; eq. F.2, S.5/G.3, u.3): the W system in
 forms, the graph cost, the embedding's operators and bound, the mu QP's parts, the
 gradient. The terms' parts against the paper: tests/test_terms.py, test_closed_forms.py."""
 
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -137,6 +139,21 @@ def test_an_indefinite_or_singular_w_system_is_still_solved():
                                             "least-squares solve$"):
         W = singular.solve("primal")
     assert np.allclose(W, np.linalg.lstsq(np.diag([1.0, 0.0, 2.0, 1.0]), B, rcond=None)[0])
+
+
+@pytest.mark.skipif("MUTANT_UNDER_TEST" in os.environ,
+                    reason="mutmut's trampoline adds a frame to every call of a mutated "
+                           "module: no stacklevel holds under it (docs/MUTATION.md)")
+def test_the_singular_warning_points_at_the_line_that_asked_for_the_solve():
+    """``stacklevel=4``: past ``_solve``, the form's method and ``solve`` to its caller
+    (a block's step in a fit; this test here)."""
+    state = weighted_state(n=10, d=4)
+    singular = SelectionSystem(state)
+    singular.add_matrix(np.diag([1.0, 0.0, 2.0, 1.0]))
+    singular.add_rhs(np.ones((4, 2)))
+    with pytest.warns(RuntimeWarning, match="singular") as record:
+        singular.solve("primal")
+    assert record[0].filename == __file__
 
 
 def test_an_empty_w_system():
