@@ -85,7 +85,8 @@ def test_the_embedding_memory_bounds_the_measured_peak(n, h, k):
 
 @pytest.mark.parametrize(("system", "n", "d", "M"), [
     ("primal", 3000, 20, 1), ("primal", 3000, 20, 2), ("primal", 300, 200, 1),
-    ("dual", 200, 800, 1), ("dual", 200, 800, 2), ("dual", 400, 600, 1)])
+    ("primal", 100, 400, 1), ("dual", 200, 800, 1), ("dual", 200, 800, 2),
+    ("dual", 400, 600, 1), ("dual", 600, 300, 1)])
 def test_the_w_system_memory_bounds_the_measured_peak(system, n, d, M):
     """Each form's declared phase bounds its measured peak within three times: the
     primal's n x d temporaries (the weighted data, a group's copy and its Laplacian
@@ -127,6 +128,7 @@ def test_the_w_cost_declares_the_form_the_solve_takes(n, d, M):
     state, size = cause_fs_state(n, d, M=M), size_of(n, d, M=M)
     auto = solve_form(state, "auto")
     assert block("selection_matrix").cost(size) == selection_cost(size, auto)
+    assert selection_cost(size) == selection_cost(size, auto)  # auto by default
     for system in ("primal", "dual"):
         assert solve_form(state, system) == system
         assert block("selection_matrix", system=system).cost(size) == selection_cost(size, system)
@@ -144,8 +146,10 @@ def test_each_phase_is_named_after_its_block_with_advice_for_its_form():
     primal = block("selection_matrix", system="primal").cost(size)
     dual = block("selection_matrix", system="dual").cost(size)
     assert set(primal.advice) == set(dual.advice) == {"selection_matrix"}
-    assert "number of features" in primal.advice["selection_matrix"]
-    assert "number of samples" in dual.advice["selection_matrix"]
+    assert primal.advice == {"selection_matrix": "reduce the number of features (d x d "
+                                                 "systems dominate)"}
+    assert dual.advice == {"selection_matrix": "reduce the number of samples (n x n "
+                                               "systems dominate)"}
 
 
 def test_the_w_choice_takes_each_form_where_it_is_cheaper():

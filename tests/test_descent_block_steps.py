@@ -166,11 +166,14 @@ def test_the_polar_factor_of_a_column_and_of_a_rank_deficient_matrix():
     rng = np.random.default_rng(1)
     M = rng.standard_normal((30, 4))
     M[:, 3] = M[:, 0] + M[:, 1]  # rank 3
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        F = polar_factor(M)
-    assert np.allclose(F.T @ F, np.eye(4), atol=1e-12)
-    assert np.allclose(F @ (F.T @ M), M, atol=1e-10)  # spans M's columns
+    zero_column = M.copy()
+    zero_column[:, 3] = 0.0  # an eigenvalue of M'M exactly 0
+    for deficient in (M, zero_column):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            F = polar_factor(deficient)
+        assert np.allclose(F.T @ F, np.eye(4), atol=1e-12)
+        assert np.allclose(F @ (F.T @ deficient), deficient, atol=1e-10)  # spans M
 
 
 # -- the sample weights ---------------------------------------------------------------
@@ -269,11 +272,14 @@ def test_the_sample_weight_options_are_checked_by_name():
 
 
 def test_the_documented_defaults():
-    """docs/MODEL.md: the mu solve is budgeted to 12 products in float32;
-    docs/PERFORMANCE.md: GPI runs to tol 1e-10."""
+    """docs/MODEL.md: the mu solve is budgeted to 12 products in float32; the
+    embedding's docstring: at most 200 GPI iterations to tol 1e-10."""
     block = weights_block()
     assert (block.max_products, block.precision) == (12, "float32")
-    assert EmbeddingBlock().tol == 1e-10
+    documented = dict(re.findall(r"^    (\w+) : \w+, default=(\S+)$", EmbeddingBlock.__doc__,
+                                 flags=re.M))
+    assert documented == {"max_iter": "200", "tol": "1e-10"}
+    assert (EmbeddingBlock().max_iter, EmbeddingBlock().tol) == (200, 1e-10)
 
 
 # -- the fused graph ------------------------------------------------------------------

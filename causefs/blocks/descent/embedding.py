@@ -45,9 +45,9 @@ class EmbeddingBlock(Block):
 
     Parameters
     ----------
-    max_iter : int
+    max_iter : int, default=200
         Most GPI iterations per call.
-    tol : float
+    tol : float, default=1e-10
         Stop when the decrease of the subproblem objective falls below
         ``tol * (|value| + 1e-300)``.
     """
@@ -72,7 +72,7 @@ class EmbeddingBlock(Block):
         (tests/test_descent_block_costs.py)."""
         n, h, k = size.n_samples, size.n_clusters, size.n_neighbors
         return Cost(ops=30.0 * self.max_iter * n * h,
-                    memory={"embedding": (8 * n * h + 12 * n * k + 4 * n) * 8})
+                    memory={"embedding": (8 * n * h + 12 * n * k) * 8})
 
     def step(self, state: State) -> State:
         system = state.problem.objective.subproblem(EmbeddingSystem, state, "F")
