@@ -76,7 +76,7 @@ def test_the_embedding_memory_bounds_the_measured_peak(n, h, k):
     """The declared phase is at least the peak (the memory guard must not let through a
     fit that does not fit) and at most three times it, whether the (n, h) iterates or
     the graph's Laplacian (n k entries) dominate: with the iterates alone declared, the
-    Laplacian of k = 10 neighbours made the peak 2.2 times the declaration."""
+    Laplacian of k = 10 neighbours made the peak 9 times the declaration."""
     part = block("embedding")
     declared = part.cost(size_of(n, 10, h, k)).memory["embedding"]
     peak = step_peak(part, cause_fs_state(n, 10, h, k))
@@ -90,8 +90,8 @@ def test_the_embedding_memory_bounds_the_measured_peak(n, h, k):
 def test_the_w_system_memory_bounds_the_measured_peak(system, n, d, M):
     """Each form's declared phase bounds its measured peak within three times: the
     primal's n x d temporaries (the weighted data, a group's copy and its Laplacian
-    product: 6 n d for one group; 2 n d were declared) and d x d system, the dual's
-    n x d blocks and n x n systems."""
+    product: 6 n d for one group; 2 n d were declared) and d x d system and factor, the
+    dual's n x d blocks and n x n systems."""
     part = block("selection_matrix", system=system)
     declared = part.cost(size_of(n, d, M=M)).memory["selection_matrix"]
     peak = step_peak(part, cause_fs_state(n, d, M=M))

@@ -16,7 +16,8 @@ def selection_cost(size, system: str = "auto") -> Cost:
     Memory: the temporaries of the solve's step, an upper bound measured with
     tracemalloc (tests/test_descent_block_costs.py). The primal form holds the weighted
     data, the d x d system and, for the largest feature group (all d features at worst),
-    its copy and the Laplacian product's parts (about 6 n d + d^2 in all); the dual form
+    its copy and the Laplacian product's parts, the system and its factor (about
+    6 n d + 3 d^2 in all); the dual form
     the weighted data, ``C^-1 X~'`` and its blocks (about 7 n d) and the n x n systems.
     """
     n, d = size.n_samples, size.n_features
@@ -25,7 +26,7 @@ def selection_cost(size, system: str = "auto") -> Cost:
     if system == "auto":
         system = "primal" if cost["primal"] <= cost["dual"] else "dual"
     if system == "primal":
-        memory = (7 * n * d + 3 * d * d) * 8
+        memory = (7 * n * d + 4 * d * d) * 8
         advice = "reduce the number of features (d x d systems dominate)"
     else:  # the n x n (Woodbury) form: C^-1 X~' and X~ blocks, n x n systems
         memory = (8 * n * d + 4 * n * n) * 8
