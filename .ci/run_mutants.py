@@ -57,6 +57,9 @@ SETS = {
                      "causefs/blocks/initialization/initial_confounders.py"],
                     ["tests/test_confounders_block.py",
                      "tests/test_option_checks.py::test_part_options_are_checked"]),
+    "initial_blocks": (["causefs/blocks/initialization/uniform_weights.py",
+                        "causefs/blocks/initialization/initial_selection.py"],
+                       ["tests/test_initial_blocks.py"]),
 }
 
 
