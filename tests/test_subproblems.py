@@ -6,6 +6,7 @@ forms, the graph cost, the embedding's operators and bound, the mu QP's parts, t
 gradient. The terms' parts against the paper: tests/test_terms.py, test_closed_forms.py."""
 
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -100,7 +101,9 @@ def test_both_forms_solve_the_dense_system(sparse, groups):
     assert system.dual_form()
     expected = np.linalg.solve(A, B)
     for form in ("primal", "dual", "auto"):
-        assert np.allclose(system.solve(form), expected, atol=1e-8), form
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no fallback to least squares
+            assert np.allclose(system.solve(form), expected, atol=1e-8), form
 
 
 def test_the_dual_form_is_taken_only_where_the_structure_allows_it():
@@ -131,7 +134,9 @@ def test_an_indefinite_or_singular_w_system_is_still_solved():
     indefinite.add_matrix(A)
     B = np.arange(8.0).reshape(4, 2)
     indefinite.add_rhs(B)
-    assert np.allclose(indefinite.solve(), np.linalg.solve(A, B))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a general solve, not least squares
+        assert np.allclose(indefinite.solve(), np.linalg.solve(A, B))
     singular = SelectionSystem(state)
     singular.add_matrix(np.diag([1.0, 0.0, 2.0, 1.0]))
     singular.add_rhs(B)
@@ -154,6 +159,51 @@ def test_the_singular_warning_points_at_the_line_that_asked_for_the_solve():
     with pytest.warns(RuntimeWarning, match="singular") as record:
         singular.solve("primal")
     assert record[0].filename == __file__
+
+
+def test_the_parts_of_a_are_added_in_the_order_they_were_given():
+    """The documented order (reproducible rounding): with parts 1e16, 1 and -1e16 the
+    sum in that order is 0 and in any other order 1, for the data Grams, the diagonals
+    and the matrices alike."""
+    state = weighted_state(n=6, d=3)
+    Xt = state.mu[:, None] * state.problem.X
+    gram = Xt.T @ Xt
+    for add, unit in (("add_data_gram", gram), ("add_diagonal", np.ones(3)),
+                      ("add_matrix", np.eye(3))):
+        system = SelectionSystem(state)
+        for weight in (1e16, 1.0, -1e16):
+            part = weight if add == "add_data_gram" else weight * unit
+            getattr(system, add)(part)
+        expected = (1e16 * unit + unit) - 1e16 * unit
+        if add == "add_data_gram":
+            expected = (1e16 * gram + 1.0 * gram) + -1e16 * gram
+        elif add == "add_diagonal":
+            expected = np.diag(expected)
+        assert np.array_equal(system.matrix(), expected), add
+
+
+def test_a_is_formed_from_the_weighted_data_it_is_given():
+    state = weighted_state(n=8, d=3)
+    system = SelectionSystem(state)
+    system.add_data_gram(1.0)
+    Xt = state.mu[:, None] * state.problem.X
+    assert np.allclose(system.matrix(), Xt.T @ Xt)
+    assert np.allclose(system.matrix(2.0 * Xt), 4.0 * Xt.T @ Xt)
+
+
+def test_the_dual_count_has_the_form_of_what_the_dual_runs():
+    """The dual runs n x d x n products (the data's and each group's: ``n^2 d`` in all),
+    one n x n solve a group and one more: its count is ``a n^2 d + b M n^3 + c n^3``
+    with positive a, b, c (their values are calibrated, not pinned here)."""
+    def dual(n, d, M):
+        return selection_system_cost(n, d, [d // M] * M)["dual"] / DUAL_SLOWDOWN
+
+    points = [(10, 60, 1), (10, 120, 1), (10, 60, 2)]
+    rows = [[n * n * d, M * n**3, n**3] for n, d, M in points]
+    a, b, c = np.linalg.solve(np.array(rows, float), [dual(*p) for p in points])
+    assert min(a, b, c) > 0
+    for n, d, M in [(7, 30, 3), (20, 60, 4), (50, 5, 1), (3, 300, 5)]:
+        assert dual(n, d, M) == pytest.approx(a * n * n * d + b * M * n**3 + c * n**3)
 
 
 def test_an_empty_w_system():
@@ -184,7 +234,7 @@ def test_the_graph_cost_joins_the_terms_points_and_sums_their_priors():
     state = weighted_state()
     rng = np.random.default_rng(0)
     cost = GraphCost(state, "S", 1)
-    assert (cost.target, cost.index, cost.prior) == ("S", 1, None)
+    assert (cost.target, cost.index, cost.prior) == ("S", 1, None) and cost.state is state
     with pytest.raises(ValueError, match="^no term of the objective gives the S graph a "
                                          "distance cost$"):
         cost.points
@@ -197,8 +247,9 @@ def test_the_graph_cost_joins_the_terms_points_and_sums_their_priors():
     for prior in priors:
         cost.add_prior(prior)
     assert np.allclose(cost.prior.toarray(), sum(p.toarray() for p in priors))
-    cost.add_regularizer(np.ones(15))
-    assert len(cost.regularizers) == 1
+    weights = np.ones(15)
+    cost.add_regularizer(weights)
+    assert len(cost.regularizers) == 1 and cost.regularizers[0] is weights
 
 
 # -- the embedding ----------------------------------------------------------------------
@@ -243,6 +294,7 @@ def test_the_mu_qp_sums_its_parts_and_takes_one_balance_operator():
     state = weighted_state(n=12)
     rng = np.random.default_rng(2)
     qp = SampleWeightQP(state)
+    assert qp.state is state and qp.n == 12
     assert np.array_equal(qp.diagonal, np.zeros(12)) and np.array_equal(qp.linear,
                                                                        np.zeros(12))
     assert qp.sparse is None and qp.balance is None and qp.balance_weight == 0.0
