@@ -60,6 +60,7 @@ SETS = {
     "initial_blocks": (["causefs/blocks/initialization/uniform_weights.py",
                         "causefs/blocks/initialization/initial_selection.py"],
                        ["tests/test_initial_blocks.py"]),
+    "treatments": (["causefs/model/treatments.py"], ["tests/test_treatments.py"]),
 }
 
 
