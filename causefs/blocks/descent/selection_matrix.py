@@ -13,12 +13,12 @@ def selection_cost(size, system: str = "auto") -> Cost:
     """One solve of eq. W.3 in the form ``system`` (``auto``: the cheaper, with M
     groups of equal size).
 
-    Memory: the temporaries of the solve's step, an upper bound measured with
-    tracemalloc (tests/test_descent_block_costs.py). The primal form holds the weighted
-    data, the d x d system and, for the largest feature group (all d features at worst),
-    its copy and the Laplacian product's parts, the system and its factor (about
-    6 n d + 3 d^2 in all); the dual form
-    the weighted data, ``C^-1 X~'`` and its blocks (about 7 n d) and the n x n systems.
+    Memory: the temporaries of the solve's step, an upper bound of what tracemalloc
+    measures (tests/test_descent_block_costs.py). The primal form holds the weighted
+    data, for the largest feature group (all d features at worst) its copy and the
+    parts of its Laplacian product, the d x d system and its factor (about 6 n d +
+    3 d^2 floats); the dual form the weighted data, ``C^-1 X~'`` and its blocks (about
+    7 n d) and the n x n systems.
     """
     n, d = size.n_samples, size.n_features
     M = max(size.n_granularities, 1)
