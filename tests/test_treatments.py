@@ -32,7 +32,9 @@ def split(column, rule):
 
 def columns():
     rng = np.random.default_rng(0)
-    X = rng.random((9, 6))
+    X = rng.random((9, 8))
+    X[:, 6] = [-14, 0, 2, 2, 2, 2, 2, 2, 2]  # median = max: the mean (0), one sample at it
+    X[:, 7] = [0, 5, 5, 5, 5, 5, 5, 5, 5]  # median = max: by the mean, one control
     X[:, 1] = [0, 0, 1, 1, 1, 1, 1, 1, 1]  # the median (1) leaves nobody above: mean
     X[:, 2] = 3.0  # constant: no treatment
     X[:, 3] = [1, 1, 1, 1, 1, 1, 1, 1, 2]  # median 1: one sample above
@@ -47,26 +49,49 @@ def test_the_indicator_splits_each_feature_by_its_rule(rule):
     for f in range(X.shape[1]):
         expected, treated = split(X[:, f], rule)
         assert np.array_equal(E[:, f], expected) and is_treatment[f] == treated, f
-    assert E.dtype == bool and list(is_treatment) == [True, True, False, True, True, True]
+    assert E.dtype == bool and list(is_treatment) == [True] * 2 + [False] + [True] * 5
 
 
-def test_the_codings_are_the_group_means_and_the_papers():
+@pytest.mark.parametrize("rule", ["median", "mean"])
+def test_the_codings_are_the_group_means_and_the_papers(rule):
     """``group``: ``E/|T| - (1 - E)/|C|``; ``paper``: ``(2E - 1)/n``; zero columns for
     non-treatments."""
     X = columns()
     n = X.shape[0]
-    E, is_treatment = treatment_indicator(X)
-    group = treatment_coding(X, "median", "group")
-    paper = treatment_coding(X, "median", "paper")
+    group = treatment_coding(X, rule, "group")
+    paper = treatment_coding(X, rule, "paper")
     for f in range(X.shape[1]):
-        if not is_treatment[f]:
+        E, treated_column = split(X[:, f], rule)
+        if not treated_column:
             assert not group[:, f].any() and not paper[:, f].any()
             continue
-        treated = E[:, f].sum()
-        assert np.allclose(group[:, f], np.where(E[:, f], 1 / treated, -1 / (n - treated)))
-        assert np.allclose(paper[:, f], np.where(E[:, f], 1.0, -1.0) / n)
+        treated = E.sum()
+        assert np.allclose(group[:, f], np.where(E, 1 / treated, -1 / (n - treated)))
+        assert np.allclose(paper[:, f], np.where(E, 1.0, -1.0) / n)
         assert group[:, f].sum() == pytest.approx(0.0, abs=1e-15)
-    assert np.array_equal(treatment_coding(X, "mean"), treatment_coding(X, "mean", "group"))
+    assert np.array_equal(treatment_coding(X, rule), group)
+
+
+def test_sparse_data_are_densified_a_chunk_at_a_time(monkeypatch):
+    """The coding is dense (n, d); the sparse data are densified a few columns at a
+    time, so the step allocates little beyond it (a whole densified copy and its
+    indicator would double it)."""
+    import gc
+    import tracemalloc
+
+    import causefs.model.treatments as module
+
+    monkeypatch.setattr(module, "COLUMN_CHUNK", 8)
+    rng = np.random.default_rng(3)
+    X = sp.random(400, 256, density=0.3, random_state=rng, format="csc")
+    gc.collect()
+    tracemalloc.start()
+    try:
+        coding = treatment_coding(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= 1.3 * coding.nbytes, (peak, coding.nbytes)
 
 
 def test_sparse_data_are_coded_chunk_by_chunk_as_dense(monkeypatch):
@@ -113,6 +138,26 @@ def test_the_kept_treatments_are_the_top_ones_by_w_or_by_variance():
     X[:, 7] *= 5.0
     kept = bounded_treatments(X, treatment_coding(X), None, 2)
     assert np.flatnonzero(kept).tolist() == [2, 7]
+    assert kept.dtype == bool
     everything = bounded_treatments(X, coding, W, None)
     assert np.array_equal(everything, np.any(coding != 0, axis=0))
     assert np.array_equal(bounded_treatments(X, coding, W, 50), everything)
+
+
+def test_many_tied_treatments_keep_the_smaller_indices():
+    """Ties broken by the smaller feature index however many tie (a sort that is not
+    stable orders equal scores arbitrarily beyond 16 elements)."""
+    rng = np.random.default_rng(4)
+    X = rng.random((30, 60))
+    W = np.ones((60, 1))
+    W[::7] = 2.0  # 9 larger ones, then 51 ties
+    kept = np.flatnonzero(bounded_treatments(X, treatment_coding(X), W, 20))
+    assert kept.tolist() == sorted([*range(0, 60, 7), *[f for f in range(60) if f % 7][:11]])
+
+
+def test_auto_caps_the_treatments_of_large_data():
+    """``"auto"`` with n d |T| over the budget: 2000 x 300 data keep 1e8 // 6e5 = 166."""
+    rng = np.random.default_rng(5)
+    X = rng.random((2000, 300))
+    kept = bounded_treatments(X, treatment_coding(X), rng.random((300, 2)), "auto")
+    assert kept.sum() == 166
