@@ -62,7 +62,8 @@ SETS = {
                        ["tests/test_initial_blocks.py"]),
     "treatments": (["causefs/model/treatments.py"], ["tests/test_treatments.py"]),
     "nuisance_coding": (["causefs/model/nuisance_coding.py"],
-                        [f"tests/test_nuisance.py::{test}" for test in (
+                        ["tests/test_nuisance_coding.py"]
+                        + [f"tests/test_nuisance.py::{test}" for test in (
                             "test_labels_are_indicators_of_every_level_but_the_first_centred",
                             "test_covariates_are_standardized_and_constant_columns_drop",
                             "test_z_that_does_not_vary_is_refused_and_a_one_sample_level_warned",
