@@ -50,6 +50,9 @@ def test_the_indicator_splits_each_feature_by_its_rule(rule):
         expected, treated = split(X[:, f], rule)
         assert np.array_equal(E[:, f], expected) and is_treatment[f] == treated, f
     assert E.dtype == bool and list(is_treatment) == [True] * 2 + [False] + [True] * 5
+    if rule == "median":  # the default: x > median
+        default = treatment_indicator(X)
+        assert np.array_equal(default[0], E) and np.array_equal(default[1], is_treatment)
 
 
 @pytest.mark.parametrize("rule", ["median", "mean"])
