@@ -1,7 +1,8 @@
 """Fail when a mutant survives that docs/MUTATION.md does not explain.
 
 Run after ``mutmut run``; reads ``mutmut results`` and the page's tables of equivalent
-mutants and of mutants killed outside mutmut (the first column, in backticks), prints
+mutants, of mutants killed outside mutmut and of survivors no test pins (the first
+column, in backticks), prints
 the score, exits 1 on an unexplained survivor or on a mutant no test covers (``no
 tests``: a survivor nobody ran). With module patterns (``causefs.numerics.simplex*``, as
 ``mutmut run`` takes them), only the mutants of those modules are checked, so a targeted
@@ -36,8 +37,8 @@ def main(argv=None) -> int:
     counts = {state: sum(s == state for s in status.values())
               for state in ("killed", "timeout", "survived", "no tests", "not checked")}
     print(f"mutants: {len(status)}, " + ", ".join(f"{n} {s}" for s, n in counts.items())
-          + f" ({len(set(uncaught) & explained)} survivors explained: equivalent, or "
-            "killed outside mutmut)")
+          + f" ({len(set(uncaught) & explained)} survivors explained: equivalent, killed "
+            "outside mutmut, or pinned by no test)")
     unexplained = [name for name in uncaught if name not in explained]
     for name in unexplained:
         print(f"unexplained {status[name]}: {name} (mutmut show {name})")

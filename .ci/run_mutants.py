@@ -39,6 +39,37 @@ SETS = {
                             "tests/test_sparse.py::test_sparse_helpers_equal_their_dense_"
                             "definitions",
                             "tests/test_redundancy.py::test_decorrelated_order_by_hand"]),
+    "descent_blocks": (["causefs/blocks/descent/embedding.py",
+                        "causefs/blocks/descent/fused_graph.py",
+                        "causefs/blocks/descent/graph_update.py",
+                        "causefs/blocks/descent/sample_weights.py",
+                        "causefs/blocks/descent/selection_matrix.py"],
+                       ["tests/test_descent_block_steps.py",
+                        "tests/test_descent_block_costs.py", "tests/test_blocks.py",
+                        "tests/test_closed_forms.py", "tests/test_fast_paths.py",
+                        "tests/test_reference_math.py", "tests/test_budget.py",
+                        "tests/test_option_checks.py::test_part_options_are_checked"]),
+    "subproblems": (["causefs/model/subproblems.py"],
+                    ["tests/test_subproblems.py", "tests/test_descent_block_costs.py",
+                     "tests/test_descent_block_steps.py", "tests/test_closed_forms.py",
+                     "tests/test_objective.py"]),
+    "confounders": (["causefs/blocks/structure/confounders.py",
+                     "causefs/blocks/initialization/initial_confounders.py"],
+                    ["tests/test_confounders_block.py",
+                     "tests/test_option_checks.py::test_part_options_are_checked"]),
+    "initial_blocks": (["causefs/blocks/initialization/uniform_weights.py",
+                        "causefs/blocks/initialization/initial_selection.py"],
+                       ["tests/test_initial_blocks.py"]),
+    "treatments": (["causefs/model/treatments.py"], ["tests/test_treatments.py"]),
+    "nuisance_coding": (["causefs/model/nuisance_coding.py"],
+                        ["tests/test_nuisance_coding.py"]
+                        + [f"tests/test_nuisance.py::{test}" for test in (
+                            "test_labels_are_indicators_of_every_level_but_the_first_centred",
+                            "test_covariates_are_standardized_and_constant_columns_drop",
+                            "test_z_that_does_not_vary_is_refused_and_a_one_sample_level_warned",
+                            "test_pandas_series_and_frames_with_text_and_categories",
+                            "test_a_frame_is_coded_column_by_column",
+                            "test_bad_nuisance_is_refused_with_a_reason")]),
 }
 
 

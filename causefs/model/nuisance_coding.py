@@ -96,7 +96,7 @@ def _warn_if_single_sample_levels(levels: np.ndarray, counts: np.ndarray, j: int
         warnings.warn(f"nuisance column {j}: level(s) {shown} hold one sample each; the "
                       "effect of such a level is that sample's own values, which the "
                       "adjustment then removes (merge rare levels, or drop those samples)",
-                      NuisanceWarning, stacklevel=4)
+                      NuisanceWarning, stacklevel=5)  # the caller of the estimator's fit
 
 
 def code_nuisance(Z, n_samples: int) -> np.ndarray:
@@ -133,14 +133,16 @@ def code_nuisance(Z, n_samples: int) -> np.ndarray:
         if column.shape[0] != n_samples:
             raise ValueError(f"nuisance has {column.shape[0]} rows but X has {n_samples} "
                              "samples: Z needs one row per sample")
-    coded = [_code_column(column, j) for j, column in enumerate(columns)]
+    coded = []
+    for j, column in enumerate(columns):  # a loop, not a comprehension: the warnings'
+        coded.append(_code_column(column, j))  # stacklevel is the same on every Python
     constant = [j for j, part in enumerate(coded) if part.shape[1] == 0]
     if len(constant) == len(coded):
         raise ValueError("nuisance does not vary (one level, or a constant covariate): it "
                          "carries no nuisance to adjust for; pass nuisance=None")
     if constant:
         warnings.warn(f"nuisance column(s) {constant} do not vary and are ignored",
-                      NuisanceWarning, stacklevel=3)
+                      NuisanceWarning, stacklevel=3)  # the caller of the estimator's fit
     design = np.hstack(coded)
     if design.shape[1] >= n_samples - 1:
         raise ValueError(f"nuisance codes to {design.shape[1]} columns for {n_samples} "

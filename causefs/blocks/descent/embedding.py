@@ -45,9 +45,9 @@ class EmbeddingBlock(Block):
 
     Parameters
     ----------
-    max_iter : int
+    max_iter : int, default=200
         Most GPI iterations per call.
-    tol : float
+    tol : float, default=1e-10
         Stop when the decrease of the subproblem objective falls below
         ``tol * (|value| + 1e-300)``.
     """
@@ -66,9 +66,13 @@ class EmbeddingBlock(Block):
     def cost(self, size) -> Cost:
         """At most ``max_iter`` iterations of a sparse product with L_G and a polar
         factor, memory-bound passes over (n, h) arrays (measured: benchmarks/
-        bench_estimate.py)."""
-        n, h = size.n_samples, size.n_clusters
-        return Cost(ops=30.0 * self.max_iter * n * h, memory={"embedding": 6 * n * h * 8})
+        bench_estimate.py). Memory: the (n, h) iterates and their products, and the
+        sparse Laplacian of the k-neighbour graph G formed from it (2 n k entries and
+        the copies made forming them), an upper bound measured with tracemalloc
+        (tests/test_descent_block_costs.py)."""
+        n, h, k = size.n_samples, size.n_clusters, size.n_neighbors
+        return Cost(ops=30.0 * self.max_iter * n * h,
+                    memory={"embedding": (8 * n * h + 12 * n * k) * 8})
 
     def step(self, state: State) -> State:
         system = state.problem.objective.subproblem(EmbeddingSystem, state, "F")
@@ -85,8 +89,8 @@ class EmbeddingBlock(Block):
             F_new = polar_factor(shift * F - LF + B)
             LF_new = L(F_new)
             new = value(F_new, LF_new)
-            if new > current:  # rounding only: GPI is monotone
-                break
+            if new >= current:  # GPI is monotone: a rise is rounding, a tie no progress
+                break  # (a subproblem constant in F keeps F, not polar(0)'s arbitrary basis)
             F, LF, decrease, current = F_new, LF_new, current - new, new
             if decrease <= self.tol * (abs(current) + 1e-300):
                 break

@@ -9,18 +9,30 @@ from ...model.subproblems import SYSTEMS, SelectionSystem, selection_system_cost
 from ..base import Block
 
 
-def selection_cost(size) -> Cost:
-    """One solve of eq. W.3 in its cheaper form, with M groups of equal size."""
+def selection_cost(size, system: str = "auto") -> Cost:
+    """One solve of eq. W.3 in the form ``system`` (``auto``: the cheaper, with M
+    groups of equal size).
+
+    Memory: the temporaries of the solve's step, an upper bound of what tracemalloc
+    measures (tests/test_descent_block_costs.py). The primal form holds the weighted
+    data, for the largest feature group (all d features at worst) its copy and the
+    parts of its Laplacian product, the d x d system and its factor (about 6 n d +
+    3 d^2 floats); the dual form the weighted data, ``C^-1 X~'`` and its blocks (about
+    7 n d) and the n x n systems.
+    """
     n, d = size.n_samples, size.n_features
     M = max(size.n_granularities, 1)
     cost = selection_system_cost(n, d, [max(1, d // M)] * M)
-    if cost["primal"] <= cost["dual"]:
-        memory = 3 * d * d * 8 + 2 * n * d * 8
+    if system == "auto":
+        system = "primal" if cost["primal"] <= cost["dual"] else "dual"
+    if system == "primal":
+        memory = (7 * n * d + 4 * d * d) * 8
+        advice = "reduce the number of features (d x d systems dominate)"
     else:  # the n x n (Woodbury) form: C^-1 X~' and X~ blocks, n x n systems
-        memory = (4 * n * d + 4 * n * n) * 8
-    return Cost(flops=2.0 * min(cost.values()), memory={"selection_matrix": memory},
-                advice={"selection_matrix": "reduce the number of features (d x d systems "
-                                            "dominate)"})
+        memory = (8 * n * d + 4 * n * n) * 8
+        advice = "reduce the number of samples (n x n systems dominate)"
+    return Cost(flops=2.0 * cost[system], memory={"selection_matrix": memory},
+                advice={"selection_matrix": advice})
 
 
 class SelectionMatrixBlock(Block):
@@ -49,7 +61,7 @@ class SelectionMatrixBlock(Block):
         self.system = check_choice("system", system, SYSTEMS)
 
     def cost(self, size) -> Cost:
-        return selection_cost(size)
+        return selection_cost(size, self.system)
 
     def step(self, state: State) -> State:
         system = state.problem.objective.subproblem(SelectionSystem, state, "W")

@@ -1,0 +1,256 @@
+"""What the descent blocks declare a step costs (:meth:`Block.cost`, summed by
+:mod:`causefs.budget` into a fit's time and memory), against what a step runs: the peak
+memory tracemalloc measures, the balance products a step makes (counted through the
+operator), the form of the W system the solve takes, and how the work grows with each
+size (each factor derived from the operations the step runs, not from the formula).
+
+The calibration constants of the time estimate (the operations per element) are not
+pinned here: docs/MUTATION.md says why.
+"""
+
+import gc
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from causefs.blocks.descent.selection_matrix import selection_cost
+from causefs.core.state import State
+from causefs.engine import balance_of, build_part
+from causefs.kernels import LinearKernel
+from causefs.model.fit_size import FitSize
+from causefs.model.problem import Problem
+from causefs.model.settings import DEFAULTS, Settings
+from causefs.model.subproblems import SelectionSystem
+from causefs.model.treatments import treatment_coding
+from causefs.plugins.registry import parts as registered_parts
+from causefs.qp.projected_gradient import ProjectedGradientBackend
+from causefs.testing import random_graph
+from causefs.testing.strategies import cause_fs_objective
+
+RESOURCES = {"qp": ProjectedGradientBackend(), "seed": 0, "n_selected": None}
+
+
+def block(name, **options):
+    return build_part("block", {"name": name, **options}, DEFAULTS, RESOURCES)
+
+
+def size_of(n, d, h=3, k=5, M=1, balance=True):
+    settings = Settings(n_clusters=h, n_neighbors=k, max_granularity=M)
+    return FitSize(n, d, settings, balance=balance)
+
+
+def cause_fs_state(n, d, h=3, k=5, M=1, beta=1e-2, seed=0):
+    """A valid CAUSE-FS state of these sizes: uniform data, M feature groups of equal
+    size (as the cost assumes), random k-neighbour graphs, uniform sample weights."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, d))
+    problem = Problem(X=X, coding=treatment_coding(X, "median", "group"), n_clusters=h,
+                      objective=cause_fs_objective(alpha=1.0, beta=beta, lam=0.1, eps=1e-8),
+                      fields=registered_parts().fields, n_neighbors=k,
+                      sample_weights="mean_one",
+                      balance=balance_of(LinearKernel(), "auto", 0))
+    F, _ = np.linalg.qr(rng.standard_normal((n, h)))
+    return State(problem, W=rng.standard_normal((d, h)), F=F, mu=np.ones(n),
+                 K=np.zeros((d, d), bool), G=random_graph(rng, n, k), xi=rng.random(n),
+                 groups=np.arange(d) % M, nu=np.full(M, 1.0 / M),
+                 S=tuple(random_graph(rng, n, k) for _ in range(M)),
+                 gamma=tuple(rng.random(n) for _ in range(M)))
+
+
+def step_peak(part, state) -> int:
+    """Bytes a step allocates at its peak (after a first step: caches and imports warm)."""
+    part.step(state)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        part.step(state)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize(("n", "h", "k"), [(3000, 2, 2), (3000, 2, 10), (3000, 16, 2),
+                                           (6000, 4, 4)])
+def test_the_embedding_memory_bounds_the_measured_peak(n, h, k):
+    """The declared phase is at least the peak (the memory guard must not let through a
+    fit that does not fit) and at most three times it, whether the (n, h) iterates or
+    the graph's Laplacian (n k entries) dominate: with the iterates alone declared, the
+    Laplacian of k = 10 neighbours made the peak 9 times the declaration."""
+    part = block("embedding")
+    declared = part.cost(size_of(n, 10, h, k)).memory["embedding"]
+    peak = step_peak(part, cause_fs_state(n, 10, h, k))
+    assert peak <= declared <= 3 * peak, (peak, declared)
+
+
+@pytest.mark.parametrize(("system", "n", "d", "M"), [
+    ("primal", 3000, 20, 1), ("primal", 3000, 20, 2), ("primal", 300, 200, 1),
+    ("primal", 100, 400, 1), ("dual", 200, 800, 1), ("dual", 200, 800, 2),
+    ("dual", 400, 600, 1), ("dual", 600, 300, 1)])
+def test_the_w_system_memory_bounds_the_measured_peak(system, n, d, M):
+    """Each form's declared phase bounds its measured peak within three times: the
+    primal's n x d temporaries (the weighted data, a group's copy and its Laplacian
+    product: 6 n d for one group; 2 n d were declared) and d x d system and factor, the
+    dual's n x d blocks and n x n systems."""
+    part = block("selection_matrix", system=system)
+    declared = part.cost(size_of(n, d, M=M)).memory["selection_matrix"]
+    peak = step_peak(part, cause_fs_state(n, d, M=M))
+    assert peak <= declared <= 3 * peak, (peak, declared)
+
+
+def solve_form(state, system) -> str:
+    """The form :meth:`SelectionSystem.solve` takes, seen by spying on it."""
+    taken = []
+    original = {form: getattr(SelectionSystem, f"_{form}") for form in ("primal", "dual")}
+
+    def spy(form):
+        def run(self):
+            taken.append(form)
+            return original[form](self)
+        return run
+
+    try:
+        for form in original:
+            setattr(SelectionSystem, f"_{form}", spy(form))
+        block("selection_matrix", system=system).step(state)
+    finally:
+        for form, method in original.items():
+            setattr(SelectionSystem, f"_{form}", method)
+    return taken[0]
+
+
+@pytest.mark.parametrize(("n", "d", "M"), [(60, 8, 1), (60, 8, 2), (20, 300, 1),
+                                          (20, 300, 3), (150, 150, 2)])
+def test_the_w_cost_declares_the_form_the_solve_takes(n, d, M):
+    """The declared cost is the form's the solve runs: the cheaper for ``auto`` (both
+    sides of the choice are sampled), the configured one otherwise (a block set to the
+    primal form on wide data must not declare the n x n form's memory)."""
+    state, size = cause_fs_state(n, d, M=M), size_of(n, d, M=M)
+    auto = solve_form(state, "auto")
+    assert block("selection_matrix").cost(size) == selection_cost(size, auto)
+    assert selection_cost(size) == selection_cost(size, auto)  # auto by default
+    for system in ("primal", "dual"):
+        assert solve_form(state, system) == system
+        assert block("selection_matrix", system=system).cost(size) == selection_cost(size, system)
+    primal, dual = selection_cost(size, "primal"), selection_cost(size, "dual")
+    assert primal.memory != dual.memory and primal.flops != dual.flops
+
+
+def test_each_phase_is_named_after_its_block_with_advice_for_its_form():
+    """A refused fit names the phase over the budget and what to change
+    (:func:`causefs.budget.check_memory`): the phase is the block's name, its advice
+    is keyed by that phase and names the dimension of the form's systems."""
+    size = size_of(200, 100)
+    for name in ("embedding", "selection_matrix"):
+        assert set(block(name).cost(size).memory) == {name}
+    primal = block("selection_matrix", system="primal").cost(size)
+    dual = block("selection_matrix", system="dual").cost(size)
+    assert set(primal.advice) == set(dual.advice) == {"selection_matrix"}
+    assert primal.advice == {"selection_matrix": "reduce the number of features (d x d "
+                                                 "systems dominate)"}
+    assert dual.advice == {"selection_matrix": "reduce the number of samples (n x n "
+                                               "systems dominate)"}
+
+
+def test_the_w_choice_takes_each_form_where_it_is_cheaper():
+    """A tall problem (n >> d) is solved in the d x d form, a wide one (d >> n) in the
+    n x n form, whatever the number of groups."""
+    for M in (1, 2, 4):
+        assert solve_form(cause_fs_state(200, 8, M=M), "auto") == "primal"
+        assert solve_form(cause_fs_state(20, 400, M=M), "auto") == "dual"
+
+
+@pytest.mark.parametrize("M", [1, 2, 4])
+def test_the_primal_flops_count_the_products_and_the_factorization_it_runs(M):
+    """Multiply-adds of the primal step, counted from what it runs on M groups of d / M
+    features: the data Gram X~'X~ (n d^2), each group's X~_m' L_m X~_m (n (d/M)^2 for
+    the dense product; the sparse one is O(n k d / M)) and the Cholesky factorization
+    (d^3 / 6); twice that in flops."""
+    n, d = 500, 24
+    expected = n * d * d + M * n * (d // M) ** 2 + d**3 / 6
+    assert selection_cost(size_of(n, d, M=M), "primal").flops == pytest.approx(2 * expected)
+    # groups of whole features: 10 features in 4 groups are priced as 4 groups of 2
+    assert selection_cost(size_of(n, 10, M=4), "primal").flops == pytest.approx(
+        2 * (n * 100 + 4 * n * 2**2 + 1000 / 6))
+    # a granularity larger than the number of features is capped at one a feature
+    assert selection_cost(size_of(n, 3, M=5), "primal").flops == pytest.approx(
+        2 * (n * 9 + 3 * n + 27 / 6))
+
+
+def test_the_embedding_work_grows_with_its_iterations_and_its_iterates():
+    """Each GPI iteration makes a product with L_G and a polar factor of an (n, h)
+    matrix, passes over the iterates: at most max_iter of them, linear in n and h."""
+    ops = lambda n, h, max_iter: block("embedding", max_iter=max_iter).cost(  # noqa: E731
+        size_of(n, 10, h)).ops
+    base = ops(1000, 3, 20)
+    assert base > 0
+    assert ops(2000, 3, 20) == pytest.approx(2 * base)
+    assert ops(1000, 6, 20) == pytest.approx(2 * base)
+    assert ops(1000, 3, 40) == pytest.approx(2 * base)
+    assert block("embedding", max_iter=0).cost(size_of(1000, 10)).ops == 0
+
+
+def count_products(state, **options):
+    """Products with the balance operator during one sample-weight step (a quadratic
+    form counts as half of one: it needs one product's work)."""
+    counted = []
+    make = state.problem.balance
+
+    class Counting:
+        def __init__(self, operator):
+            self.operator = operator
+
+        def matvec(self, x):
+            counted.append(1.0)
+            return self.operator.matvec(x)
+
+        def quad(self, x):
+            counted.append(0.5)
+            return self.operator.quad(x)
+
+        def low_precision(self):
+            return Counting(self.operator.low_precision())
+
+        def __getattr__(self, name):
+            return getattr(self.operator, name)
+
+    state.problem.balance = lambda *args: Counting(make(*args))
+    block("sample_weights", **options).step(state)
+    return sum(counted)
+
+
+def test_the_sample_weights_declare_balance_products_exactly_when_a_step_makes_them():
+    """Without a balance term the step makes no product and declares none; with one, the
+    declared products are at most those the default step makes (its 12-product solve,
+    the power iteration that starts it and the float64 checks: 27 products and 2
+    quadratic forms here)."""
+    n, d = 300, 8
+    assert count_products(cause_fs_state(n, d, beta=0.0)) == 0
+    assert block("sample_weights").cost(size_of(n, d, balance=False)).balance_products == 0
+    declared = block("sample_weights").cost(size_of(n, d)).balance_products
+    counted = count_products(cause_fs_state(n, d, beta=1.0))
+    assert 12 <= declared <= counted <= 2 * declared, (declared, counted)
+
+
+def test_the_sample_weight_work_grows_with_the_granular_hessian_it_builds():
+    """The step builds the granular graphs' sparse Hessian (M n k entries) and makes
+    vector operations of length n: work linear in n and affine in M k, with the
+    vector operations worth two neighbours' entries."""
+    ops = lambda n, M, k: block("sample_weights").cost(  # noqa: E731
+        size_of(n, 40, k=k, M=M)).ops
+    base = ops(1000, 1, 2)
+    assert ops(2000, 1, 2) == pytest.approx(2 * base)
+    assert ops(1000, 2, 2) / base == pytest.approx((2 * 2 + 2) / (1 * 2 + 2))
+    assert ops(1000, 3, 5) / base == pytest.approx((3 * 5 + 2) / (1 * 2 + 2))
+
+
+def test_the_fused_graph_is_priced_as_one_update_of_an_adaptive_graph():
+    """The fused graph is one graph, updated (not searched afresh) among the embedding's
+    h dimensions: the cost of :func:`causefs.budget.graphs.graph_cost` for that case,
+    with its candidate table's memory."""
+    from causefs.budget.graphs import graph_cost
+
+    for n, d, h in [(500, 30, 3), (20_000, 64, 10)]:
+        size = size_of(n, d, h)
+        assert block("fused_graph").cost(size) == graph_cost(size, 1, fresh=False)
+        assert block("fused_graph").cost(size) != graph_cost(size, 1, fresh=True)

@@ -1,0 +1,331 @@
+"""The descent blocks' steps on small problems, against computations written here from
+the paper and the blocks' documented contracts: the embedding's generalized power
+iteration (paper eq. F.2; Nie et al. 2017) on a dense quadratic given by a term written
+here, the polar factor against its SVD definition, the sample weights' budget, precision
+and float64 check, the fused graph's adaptive update. Block-level and fast: no dataset,
+no fit (the mutation set ``descent_blocks`` of .ci/run_mutants.py runs them)."""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+from causefs.blocks.descent.embedding import EmbeddingBlock, polar_factor
+from causefs.blocks.descent.fused_graph import FusedGraphBlock
+from causefs.blocks.descent.sample_weights import SampleWeightsBlock, sample_weight_qp
+from causefs.blocks.descent.selection_matrix import SelectionMatrixBlock
+from causefs.core.state import State
+from causefs.core.validation import InvalidParameterError, construct
+from causefs.model.objective import Objective
+from causefs.model.problem import Problem
+from causefs.model.subproblems import GraphCost
+from causefs.numerics.adaptive_graphs import adaptive_graph
+from causefs.plugins.registry import parts as registered_parts
+from causefs.qp import QPBackend
+from causefs.qp.base import QPResult
+from causefs.qp.projected_gradient import ProjectedGradientBackend
+from causefs.terms import Term
+from test_descent_block_costs import cause_fs_state
+
+
+def svd_polar(M):
+    """``argmax_{F'F=I} Tr(F'M) = U V'`` for the thin SVD ``M = U s V'``."""
+    U, _, Vt = np.linalg.svd(M, full_matrices=False)
+    return U @ Vt
+
+
+class _Quadratic(Term):
+    """``scale (Tr(F'AF) - 2 Tr(F'B))`` for a dense symmetric PSD A: the F subproblem
+    of eq. F.2 with A and B given, its eigenvalue bound Gershgorin's (max row sum)."""
+
+    name, reads, needs = "quadratic", ("F",), ("F",)
+
+    def __init__(self, A, B, scale=1.0):
+        self.A, self.B, self.scale = A, B, scale
+
+    @property
+    def bound(self):
+        return float(np.abs(self.A).sum(axis=1).max())
+
+    def value(self, state):
+        F = state.F
+        return self.scale * float(np.sum(F * (self.A @ F)) - 2.0 * np.sum(F * self.B))
+
+    def add_to_embedding_system(self, state, system):
+        system.add_operator(self.scale * self.A, self.scale * self.bound)
+        system.add_rhs(self.scale * self.B)
+
+
+def quadratic_state(n=12, h=3, seed=0, scale=1.0, zero=False):
+    """F on the Stiefel manifold with the objective :class:`_Quadratic` only."""
+    rng = np.random.default_rng(seed)
+    R = rng.standard_normal((n, n))
+    A, B = (R @ R.T) / n, rng.standard_normal((n, h))
+    if zero:
+        A, B = np.zeros((n, n)), np.zeros((n, h))
+    term = _Quadratic(A, B, scale)
+    problem = Problem(X=rng.random((n, 2)), coding=np.zeros((n, 2)), n_clusters=h,
+                      objective=Objective([term]), fields=registered_parts().fields,
+                      n_neighbors=1)
+    F, _ = np.linalg.qr(rng.standard_normal((n, h)))
+    return State(problem, F=F), term
+
+
+def subproblem_value(term, F):
+    return float(np.sum(F * (term.A @ F)) - 2.0 * np.sum(F * term.B))
+
+
+def reference_gpi(term, F, iterations=20000):
+    """GPI as Nie et al. (2017) write it, with eta = lambda_max(A) from a dense
+    eigendecomposition: ``F <- polar(2 (eta I - A) F + 2 B)``, to its fixed point."""
+    eta = np.linalg.eigvalsh(term.A)[-1]
+    value = subproblem_value(term, F)
+    for _ in range(iterations):
+        F = svd_polar(2.0 * (eta * F - term.A @ F) + 2.0 * term.B)
+        value, previous = subproblem_value(term, F), value
+        if previous - value <= 1e-15 * abs(value):
+            break
+    return F
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_gpi_iteration_is_the_polar_factor_of_the_shifted_problem(seed):
+    """One iteration from F: ``polar(eta F - A F + B)``, with eta the terms' bound on
+    lambda_max(A) (any eta >= lambda_max makes the iteration monotone)."""
+    state, term = quadratic_state(seed=seed)
+    F = EmbeddingBlock(max_iter=1).step(state).F
+    expected = svd_polar(term.bound * state.F - term.A @ state.F + term.B)
+    assert np.allclose(F, expected, atol=1e-10)
+    assert subproblem_value(term, F) < subproblem_value(term, state.F)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_gpi_converges_to_the_stationary_point_the_dense_iteration_reaches(seed):
+    """To convergence, the step reaches the value of the reference iteration and the
+    first-order optimality condition on F'F = I: F'(AF - B) symmetric."""
+    state, term = quadratic_state(seed=seed)
+    F = EmbeddingBlock(max_iter=20000, tol=1e-15).step(state).F
+    reference = reference_gpi(term, state.F)
+    assert subproblem_value(term, F) == pytest.approx(subproblem_value(term, reference),
+                                                      rel=1e-9)
+    M = F.T @ (term.A @ F - term.B)
+    assert np.abs(M - M.T).max() <= 1e-6 * np.abs(M).max()
+    assert np.allclose(F.T @ F, np.eye(F.shape[1]), atol=1e-12)
+
+
+def test_the_default_tolerance_reaches_the_stationary_value():
+    """The default block (tol 1e-10, docs/PERFORMANCE.md) stops at the converged value
+    to about its tolerance."""
+    state, term = quadratic_state(seed=5)
+    F = EmbeddingBlock().step(state).F
+    reference = subproblem_value(term, reference_gpi(term, state.F))
+    assert subproblem_value(term, F) == pytest.approx(reference, rel=1e-7)
+
+
+def test_the_stopping_rule_is_relative_to_the_value():
+    """``decrease <= tol (|value| + 1e-300)``: a subproblem scaled by 2^-40 (exact in
+    binary) stops at the same iterate as the unscaled one."""
+    state, _ = quadratic_state(seed=1)
+    tiny, _ = quadratic_state(seed=1, scale=2.0**-40)
+    block = EmbeddingBlock(max_iter=500, tol=1e-6)
+    assert np.allclose(block.step(tiny).F, block.step(state).F, atol=1e-9)
+    assert not np.allclose(block.step(state).F, EmbeddingBlock(max_iter=1).step(state).F)
+
+
+def test_no_iteration_leaves_f_and_a_constant_subproblem_leaves_it_too():
+    """``max_iter=0`` returns F as given; so does a subproblem constant in F (A = 0,
+    B = 0: every F is a minimizer), where an iterate that does not lower the value is
+    not taken (the polar factor of 0 would replace F by an arbitrary basis)."""
+    state, _ = quadratic_state(seed=2)
+    assert np.array_equal(EmbeddingBlock(max_iter=0).step(state).F, state.F)
+    flat, _ = quadratic_state(seed=2, zero=True)
+    assert np.array_equal(EmbeddingBlock().step(flat).F, flat.F)
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e3])
+def test_the_polar_factor_takes_the_eigendecomposition_at_any_scale(scale, monkeypatch):
+    """A well-conditioned M of any scale takes the (h, h) eigendecomposition (n h^2
+    work), not the SVD, and gives the SVD definition's factor."""
+    rng = np.random.default_rng(0)
+    M = scale * rng.standard_normal((200, 5))
+    expected = svd_polar(M)
+
+    def no_svd(*args, **kwargs):
+        raise AssertionError("the SVD fallback was taken")
+
+    monkeypatch.setattr(np.linalg, "svd", no_svd)
+    assert np.allclose(polar_factor(M), expected, atol=1e-10)
+
+
+def test_the_polar_factor_of_a_column_and_of_a_rank_deficient_matrix():
+    """h = 1: the unit vector ``m / ||m||``; a rank-deficient M (a zero eigenvalue of
+    M'M) takes the SVD without dividing by zero."""
+    m = np.arange(1.0, 7.0)[:, None]
+    assert np.allclose(polar_factor(m), m / np.linalg.norm(m), atol=1e-14)
+    rng = np.random.default_rng(1)
+    M = rng.standard_normal((30, 4))
+    M[:, 3] = M[:, 0] + M[:, 1]  # rank 3
+    zero_column = M.copy()
+    zero_column[:, 3] = 0.0  # an eigenvalue of M'M exactly 0
+    for deficient in (M, zero_column):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            F = polar_factor(deficient)
+        assert np.allclose(F.T @ F, np.eye(4), atol=1e-12)
+        assert np.allclose(F @ (F.T @ deficient), deficient, atol=1e-10)  # spans M
+
+
+# -- the sample weights ---------------------------------------------------------------
+
+
+class _Counting:
+    """A balance operator that counts its products and its low-precision copies."""
+
+    def __init__(self, operator, log, precision="float64"):
+        self.operator, self.log, self.precision = operator, log, precision
+
+    def matvec(self, x):
+        self.log.append(self.precision)
+        return self.operator.matvec(x)
+
+    def low_precision(self):
+        return _Counting(self.operator.low_precision(), self.log, "float32")
+
+    def __getattr__(self, name):
+        return getattr(self.operator, name)
+
+
+def counted_state(log, n=40, d=6):
+    state = cause_fs_state(n, d, beta=1.0)
+    make = state.problem.balance
+    state.problem.balance = lambda *args: _Counting(make(*args), log)
+    return state
+
+
+def weights_block(**options):
+    return SampleWeightsBlock(ProjectedGradientBackend(), **options)
+
+
+def test_float32_precision_solves_with_the_low_precision_operator_only():
+    """``precision="float32"`` makes the solve's products with the float32 operator (the
+    float64 ones are the gradient shift at the warm start and the checks); ``float64``
+    never uses it."""
+    log = []
+    weights_block(precision="float32", max_products=6).step(counted_state(log))
+    assert log.count("float32") >= 6 and log.count("float64") <= 3
+    log.clear()
+    weights_block(precision="float64", max_products=6).step(counted_state(log))
+    assert "float32" not in log and len(log) >= 6
+
+
+def test_the_solve_gets_the_products_budget_and_reports_its_iterations():
+    """``max_products`` reaches the solve (``info_``: its iterations, whether it
+    converged, copied into the trace); None solves to the backend's tolerance."""
+    budgeted = weights_block(max_products=3)
+    budgeted.step(counted_state([]))
+    assert budgeted.info_ == {"qp_iterations": 3, "qp_converged": False}
+    exact = weights_block(max_products=None, precision="float64")
+    exact.step(counted_state([]))
+    assert exact.info_["qp_converged"] is True and exact.info_["qp_iterations"] > 3
+
+
+class _Worse(QPBackend):
+    """A broken backend: returns the feasible point of the largest objective (a vertex
+    of the scaled simplex, where a convex quadratic is largest)."""
+
+    name = "worse"
+
+    def solve(self, qp, x0):
+        vertices = qp.total * np.eye(qp.n)
+        worst = max(vertices, key=qp.value)
+        return QPResult(x=worst, value=qp.value(worst), n_iter=1, converged=True)
+
+
+def test_a_float32_solve_that_is_worse_in_float64_is_not_taken():
+    """The result of the float32 model is kept only if not worse than the warm start
+    in float64: the block is a descent block whatever the backend returns."""
+    state = cause_fs_state(30, 5, beta=1.0)
+    exact = sample_weight_qp(state)
+    worst = max(exact.total * np.eye(exact.n), key=exact.value)
+    assert exact.value(worst) > exact.value(state.mu)  # the backend's answer is worse
+    new = SampleWeightsBlock(_Worse(), precision="float32").step(state)
+    assert np.array_equal(new.mu, state.mu)
+
+
+def test_the_sample_weight_options_are_checked_by_name():
+    with pytest.raises(InvalidParameterError, match=r"^part\.max_products=0: must be"):
+        construct("part", SampleWeightsBlock, {"qp": ProjectedGradientBackend(),
+                                               "max_products": 0})
+    with pytest.raises(InvalidParameterError, match=r"^part\.precision='half': must be one"):
+        construct("part", SampleWeightsBlock, {"qp": ProjectedGradientBackend(),
+                                               "precision": "half"})
+    with pytest.raises(InvalidParameterError,
+                       match=re.escape("part.qp=None: must be a QP backend (set by the "
+                                       "engine from the qp setting)")):
+        construct("part", SampleWeightsBlock, {"qp": None})
+    with pytest.raises(InvalidParameterError, match=r"^part\.system='both': must be one"):
+        construct("part", SelectionMatrixBlock, {"system": "both"})
+    with pytest.raises(InvalidParameterError, match=r"^part\.tol=-1: must be a real"):
+        construct("part", EmbeddingBlock, {"tol": -1})
+    assert EmbeddingBlock(max_iter=0).max_iter == 0 and EmbeddingBlock(tol=0).tol == 0
+
+
+def test_the_documented_defaults():
+    """docs/MODEL.md: the mu solve is budgeted to 12 products in float32; the
+    embedding's docstring: at most 200 GPI iterations to tol 1e-10."""
+    block = weights_block()
+    assert (block.max_products, block.precision) == (12, "float32")
+    documented = dict(re.findall(r"^    (\w+) : \w+, default=(\S+)$", EmbeddingBlock.__doc__,
+                                 flags=re.M))
+    assert documented == {"max_iter": "200", "tol": "1e-10"}
+    assert (EmbeddingBlock().max_iter, EmbeddingBlock().tol) == (200, 1e-10)
+
+
+# -- the fused graph ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_the_monotone_update_keeps_the_previous_graph_and_xi_in_play(seed):
+    """``adaptive_update="monotone"`` gives the closed form the current G and xi (a
+    column keeps its xi where the re-estimate would raise J); ``closed_form`` does not.
+    The two differ on these states, so each wiring is seen."""
+    state = cause_fs_state(40, 6, h=3, k=4, M=2, seed=seed)
+    state = state.replace(xi=np.zeros(40))  # where a column's re-estimate may raise J
+    cost = state.problem.objective.subproblem(GraphCost, state, "G", target="G")
+    k = state.problem.n_neighbors
+    kept = adaptive_graph(cost.points, k, cost.prior, "exact", (state.G, state.xi))
+    fresh = adaptive_graph(cost.points, k, cost.prior, "exact")
+    assert not np.allclose(kept[1], fresh[1])
+    for update, (G, xi) in (("monotone", kept), ("closed_form", fresh)):
+        new = FusedGraphBlock(update, neighbor_algorithm="exact").step(state)
+        assert np.allclose(new.G.toarray(), G.toarray()) and np.allclose(new.xi, xi)
+
+
+@pytest.mark.parametrize("update", ["monotone", "closed_form"])
+def test_the_update_is_warm_started_from_the_graph_it_replaces(update, monkeypatch):
+    """An approximate search starts from the current G (docs of
+    :func:`causefs.budget.graphs.graph_cost`: an update is a local search warm-started
+    from the graph it replaces); the monotone rule also gets (G, xi), the closed form
+    nothing to keep; with no G yet, neither."""
+    import causefs.blocks.descent.fused_graph as module
+
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append((args, kwargs))
+        return adaptive_graph(*args, **kwargs)
+
+    monkeypatch.setattr(module, "adaptive_graph", spy)
+    state = cause_fs_state(40, 6, h=3, k=4, M=2)
+    FusedGraphBlock(update, neighbor_algorithm="approximate").step(state)
+    args, kwargs = calls[-1]
+    assert args[3] == "approximate" and kwargs["warm"][0] is state.G
+    previous = args[4]
+    if update == "monotone":
+        assert previous[0] is state.G and previous[1] is state.xi
+    else:
+        assert previous is None
+    FusedGraphBlock(update).step(state.replace(G=None, xi=None))
+    args, kwargs = calls[-1]
+    assert args[4] is None and kwargs["warm"] == [None]

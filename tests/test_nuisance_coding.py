@@ -1,0 +1,118 @@
+"""The coding of nuisance variables (:func:`causefs.model.nuisance_coding.code_nuisance`)
+against its module docstring: centred indicators of every level but the first, missing
+values of every kind refused by sample, the number of columns the samples can estimate,
+and each message and warning in full (where the warnings point: the line that called the
+estimator's ``fit``). The codings against their definitions: tests/test_nuisance.py."""
+
+import inspect
+import os
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from causefs.model.nuisance_coding import NuisanceWarning, code_nuisance
+
+
+def refused(Z, n, message):
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        code_nuisance(Z, n)
+
+
+def test_each_refusal_says_why_in_full():
+    refused(sp.csr_array(np.eye(4)), 4,
+            "nuisance: a sparse matrix is not supported; pass a dense array")
+    refused(np.array(["a", "b", None, "a", pd.NA], dtype=object), 5,
+            "nuisance column 0 has missing values (None, NaN, pandas' NA or NaT) at sample "
+            "2 (0-based; 2 in all): give every sample a level, or drop those samples")
+    refused(np.zeros(4), 5, "nuisance has 4 rows but X has 5 samples: Z needs one row per "
+                            "sample")
+    refused(pd.DataFrame({"age": np.arange(6.0), "phase": [1 + 2j] * 6}), 6,
+            "nuisance column 1 has dtype complex128: use integers or strings for labels, "
+            "floats for covariates")
+    refused(np.array([3]), 1, "nuisance does not vary (one level, or a constant "
+                              "covariate): it carries no nuisance to adjust for; pass "
+                              "nuisance=None")
+    refused(np.random.default_rng(0).random((5, 4)), 5,
+            "nuisance codes to 4 columns for 5 samples: too many levels or variables to "
+            "estimate their effects")
+    with pytest.raises(ValueError, match=r"^nuisance column 0: labels must be comparable"):
+        code_nuisance(np.array([1, "a", 2.5, "b"], dtype=object), 4)
+
+
+@pytest.mark.parametrize("missing", [None, float("nan"), pd.NA, pd.NaT])
+def test_every_kind_of_missing_value_is_found(missing):
+    Z = np.array(["a", "b", "a", missing, "b"], dtype=object)
+    with pytest.raises(ValueError, match="at sample 3 "):
+        code_nuisance(Z, 5)
+
+
+def test_numbers_held_as_objects_are_labels_not_missing_values():
+    Z = np.array([1.5, 2.5, 1.5, 2.5, 0.5, 0.5], dtype=object)
+    coded = code_nuisance(Z, 6)
+    expected = np.column_stack([Z == 1.5, Z == 2.5]).astype(float)  # levels sorted
+    assert np.allclose(coded, expected - expected.mean(axis=0))
+
+
+def test_indicators_are_centred_column_by_column():
+    """Levels of unequal frequency: each indicator column has mean 0 (not the matrix)."""
+    Z = np.array([0, 1, 1, 1, 2, 2, 0, 1, 1, 1])
+    coded = code_nuisance(Z, 10)
+    raw = np.column_stack([Z == 1, Z == 2]).astype(float)
+    assert np.allclose(coded, raw - raw.mean(axis=0))
+    assert np.allclose(coded.mean(axis=0), 0.0)
+
+
+def test_the_samples_can_estimate_up_to_n_minus_2_columns():
+    rng = np.random.default_rng(1)
+    assert code_nuisance(rng.random((5, 3)), 5).shape == (5, 3)
+
+
+def single_levels(count):
+    """Two labels of two samples each, then ``count`` labels of one sample."""
+    return np.array(["p", "p", "q", "q"] + [f"s{i}" for i in range(count)])
+
+
+@pytest.mark.parametrize(("count", "shown"), [
+    (1, "'s0'"), (5, "'s0', 's1', 's2', 's3', 's4'"),
+    (6, "'s0', 's1', 's2', 's3', 's4' and 1 more"),
+    (8, "'s0', 's1', 's2', 's3', 's4' and 3 more")])
+def test_levels_of_one_sample_are_named_five_at_most(count, shown):
+    frame = pd.DataFrame({"age": np.arange(4.0 + count), "site": single_levels(count)})
+    with pytest.warns(NuisanceWarning) as record:
+        code_nuisance(frame, 4 + count)
+    assert [str(w.message) for w in record] == [
+        f"nuisance column 1: level(s) {shown} hold one sample each; the effect of such a "
+        "level is that sample's own values, which the adjustment then removes (merge rare "
+        "levels, or drop those samples)"]
+
+
+def test_two_levels_one_of_one_sample_are_warned_about_and_one_sample_is_not():
+    with pytest.warns(NuisanceWarning, match="level\\(s\\) 'b' hold one sample"):
+        code_nuisance(np.array(["a", "a", "a", "b"]), 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one level: refused, with no word on its sample
+        with pytest.raises(ValueError, match="does not vary"):
+            code_nuisance(np.array(["a"]), 1)
+
+
+def fit(Z, n):
+    """Stands for the estimator's ``fit``, which calls ``code_nuisance`` itself."""
+    return code_nuisance(Z, n)
+
+
+@pytest.mark.skipif("MUTANT_UNDER_TEST" in os.environ,
+                    reason="mutmut's trampoline adds a frame to every call of a mutated "
+                           "module: no stacklevel holds under it (docs/MUTATION.md)")
+def test_the_warnings_point_at_the_line_that_called_fit():
+    Z = np.column_stack([np.zeros(6), np.arange(6.0)])  # a constant column
+    line = inspect.currentframe().f_lineno + 2
+    with pytest.warns(NuisanceWarning) as record:
+        fit(Z, 6)
+    assert [(w.filename, w.lineno) for w in record] == [(__file__, line)]
+    with pytest.warns(NuisanceWarning) as record:  # a level of one sample
+        fit(np.array(["a", "a", "a", "b"]), 4)
+    assert [(w.filename, w.lineno) for w in record] == [(__file__, line + 3)]
