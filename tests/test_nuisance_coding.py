@@ -10,11 +10,17 @@ import re
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 import scipy.sparse as sp
 
 from causefs.model.nuisance_coding import NuisanceWarning, code_nuisance
+
+try:  # pandas is not a dependency: its missing values and frames are tested where it is
+    import pandas as pd
+except ImportError:
+    pd = None
+needs_pandas = pytest.mark.skipif(pd is None, reason="pandas is not installed")
+MISSING = [None, float("nan")] + ([] if pd is None else [pd.NA, pd.NaT])
 
 
 def refused(Z, n, message):
@@ -25,14 +31,11 @@ def refused(Z, n, message):
 def test_each_refusal_says_why_in_full():
     refused(sp.csr_array(np.eye(4)), 4,
             "nuisance: a sparse matrix is not supported; pass a dense array")
-    refused(np.array(["a", "b", None, "a", pd.NA], dtype=object), 5,
+    refused(np.array(["a", "b", None, "a", float("nan")], dtype=object), 5,
             "nuisance column 0 has missing values (None, NaN, pandas' NA or NaT) at sample "
             "2 (0-based; 2 in all): give every sample a level, or drop those samples")
     refused(np.zeros(4), 5, "nuisance has 4 rows but X has 5 samples: Z needs one row per "
                             "sample")
-    refused(pd.DataFrame({"age": np.arange(6.0), "phase": [1 + 2j] * 6}), 6,
-            "nuisance column 1 has dtype complex128: use integers or strings for labels, "
-            "floats for covariates")
     refused(np.array([3]), 1, "nuisance does not vary (one level, or a constant "
                               "covariate): it carries no nuisance to adjust for; pass "
                               "nuisance=None")
@@ -43,7 +46,17 @@ def test_each_refusal_says_why_in_full():
         code_nuisance(np.array([1, "a", 2.5, "b"], dtype=object), 4)
 
 
-@pytest.mark.parametrize("missing", [None, float("nan"), pd.NA, pd.NaT])
+@needs_pandas
+def test_a_frame_column_of_another_dtype_is_refused_by_its_position():
+    refused(pd.DataFrame({"age": np.arange(6.0), "phase": [1 + 2j] * 6}), 6,
+            "nuisance column 1 has dtype complex128: use integers or strings for labels, "
+            "floats for covariates")
+    refused(np.array(["a", "b", None, "a", pd.NA], dtype=object), 5,
+            "nuisance column 0 has missing values (None, NaN, pandas' NA or NaT) at sample "
+            "2 (0-based; 2 in all): give every sample a level, or drop those samples")
+
+
+@pytest.mark.parametrize("missing", MISSING)
 def test_every_kind_of_missing_value_is_found(missing):
     Z = np.array(["a", "b", "a", missing, "b"], dtype=object)
     with pytest.raises(ValueError, match="at sample 3 "):
@@ -80,6 +93,7 @@ def single_levels(count):
     (1, "'s0'"), (5, "'s0', 's1', 's2', 's3', 's4'"),
     (6, "'s0', 's1', 's2', 's3', 's4' and 1 more"),
     (8, "'s0', 's1', 's2', 's3', 's4' and 3 more")])
+@needs_pandas
 def test_levels_of_one_sample_are_named_five_at_most(count, shown):
     frame = pd.DataFrame({"age": np.arange(4.0 + count), "site": single_levels(count)})
     with pytest.warns(NuisanceWarning) as record:
