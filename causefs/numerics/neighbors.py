@@ -22,10 +22,10 @@ from ..core.validation import check_choice
 from . import CHUNK_ELEMENTS
 from .threads import caller_threads, threads_for
 
-#: candidate searches: "auto" (exact NumPy brute force up to EXACT_N points, a k-d tree
-#: above for points of few dimensions up to TREE_N and at any n for points of at most
-#: LOW_DIMS dimensions, brute force up to FRESH_EXACT_N otherwise, "approximate"
-#: beyond), "approximate" (a
+#: candidate searches: "auto" (exact NumPy brute force up to EXACT_N points but for points
+#: of at most SMALL_TREE_DIMS dimensions, a k-d tree above for points of few dimensions up
+#: to TREE_N and at any n for points of at most LOW_DIMS dimensions, brute force up to
+#: FRESH_EXACT_N otherwise, "approximate" beyond), "approximate" (a
 #: warm-started local search where the caller has a previous graph, else HNSW), "exact"
 #: (NumPy brute force), "kd_tree" (SciPy's k-d tree, exact), scikit-learn's "brute" and
 #: "ball_tree", and "all" (every i != j: the paper-literal dense reference, O(n^2) memory)
@@ -34,6 +34,13 @@ NEIGHBOR_ALGORITHMS = ("auto", "approximate", "exact", "brute", "kd_tree", "ball
 #: "auto" searches exactly up to this many points: above, a fit's up to 21 exact
 #: O(n^2 p) searches per iteration dominate it
 EXACT_N = 1000
+#: ... but points of at most this many dimensions (the graph updates' n_clusters-dimensional
+#: embeddings at the default n_clusters = 8, small feature groups) are searched by the k-d
+#: tree at any n: one thread, 6 neighbours, brute force over tree time on 8-dimensional
+#: projections and raw-feature subsets of JAFFE, UMIST, COIL20, USPS and digits was 0.9-2.5
+#: at n = 200, 1.7-3.2 at 500 and 3.0-6.6 at 1000; in 16 dimensions 0.7-1.6 at 500
+#: (docs/PERFORMANCE.md, "Neighbour search")
+SMALL_TREE_DIMS = 8
 #: above EXACT_N, "auto" searches points of at most this many dimensions exactly with a
 #: k-d tree (an embedding has n_clusters dimensions, where a tree prunes well; it does
 #: not on raw data of hundreds of dimensions)
@@ -295,7 +302,7 @@ def resolve_algorithm(algorithm: str, n: int, dims: int) -> str:
     if algorithm != "auto":
         return algorithm
     if n <= EXACT_N:
-        return "exact"
+        return "kd_tree" if dims <= SMALL_TREE_DIMS else "exact"
     if dims <= LOW_DIMS or (dims <= TREE_DIMS and n <= TREE_N):
         return "kd_tree"
     return "exact" if n <= FRESH_EXACT_N else "approximate"
