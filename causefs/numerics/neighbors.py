@@ -35,12 +35,14 @@ NEIGHBOR_ALGORITHMS = ("auto", "approximate", "exact", "brute", "kd_tree", "ball
 #: O(n^2 p) searches per iteration dominate it
 EXACT_N = 1000
 #: ... but points of at most this many dimensions (the graph updates' n_clusters-dimensional
-#: embeddings at the default n_clusters = 8, small feature groups) are searched by the k-d
-#: tree at any n: one thread, 6 neighbours, brute force over tree time on 8-dimensional
-#: projections and raw-feature subsets of JAFFE, UMIST, COIL20, USPS and digits was 0.9-2.5
-#: at n = 200, 1.7-3.2 at 500 and 3.0-6.6 at 1000; in 16 dimensions 0.7-1.6 at 500
+#: embeddings, small feature groups) are searched by the k-d tree at any n. One thread, 6
+#: neighbours, brute force over tree time: on the principal components of JAFFE, UMIST,
+#: COIL20, USPS and digits, in 8 dimensions 1.2-2.0 at n = 200, 1.8-3.4 at 500, 3.3-7.2
+#: at 1000; in 20 dimensions 0.8-1.3, 1.1-2.1 and 1.5-3.9; over every search of the
+#: graph updates of a default fit, 1.2 on JAFFE (10 clusters) and 2.7 on UMIST (20). On
+#: raw features of 32 dimensions the tree was slower below n = 1000 (0.6-0.8 at n <= 500)
 #: (docs/PERFORMANCE.md, "Neighbour search")
-SMALL_TREE_DIMS = 8
+SMALL_TREE_DIMS = 20
 #: above EXACT_N, "auto" searches points of at most this many dimensions exactly with a
 #: k-d tree (an embedding has n_clusters dimensions, where a tree prunes well; it does
 #: not on raw data of hundreds of dimensions)
