@@ -139,7 +139,9 @@ def test_auto_searches_points_of_few_dimensions_exactly_at_any_n(monkeypatch):
     # below EXACT_N: the tree for embeddings of the default n_clusters, brute force above
     assert neighbors.resolve_algorithm("auto", neighbors.EXACT_N,
                                        neighbors.SMALL_TREE_DIMS) == "kd_tree"
-    assert neighbors.resolve_algorithm("auto", 50, neighbors.SMALL_TREE_DIMS) == "kd_tree"
+    assert neighbors.resolve_algorithm("auto", neighbors.SMALL_TREE_N,
+                                       neighbors.SMALL_TREE_DIMS) == "kd_tree"
+    assert neighbors.resolve_algorithm("auto", neighbors.SMALL_TREE_N - 1, 2) == "exact"
     assert neighbors.resolve_algorithm("auto", neighbors.EXACT_N,
                                        neighbors.SMALL_TREE_DIMS + 1) == "exact"
     # beyond TREE_N in LOW_DIMS dimensions: the exact neighbours, and no HNSW index built

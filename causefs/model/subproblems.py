@@ -230,8 +230,12 @@ class SelectionSystem(Subproblem):
         A, B = self._matrix(Xt, self._state_gram(Xt)), self.rhs(Xt)
         try:
             with threads_for(A.shape[0] ** 3 / 3):
-                factor = scipy.linalg.cho_factor(A, overwrite_a=True, check_finite=False)
-                return scipy.linalg.cho_solve(factor, B, check_finite=False)
+                lower = np.linalg.cholesky(A)
+            # the two triangular solves (d^2 h) on one thread: SciPy's BLAS is not widened
+            # while NumPy's threads may still spin
+            half = scipy.linalg.solve_triangular(lower, B, lower=True, check_finite=False)
+            return scipy.linalg.solve_triangular(lower.T, half, lower=False,
+                                                 check_finite=False)
         except np.linalg.LinAlgError:
             return _solve(self._matrix(Xt, self._state_gram(Xt)), B)
 

@@ -22,10 +22,11 @@ from ..core.validation import check_choice
 from . import CHUNK_ELEMENTS
 from .threads import caller_threads, threads_for
 
-#: candidate searches: "auto" (exact NumPy brute force up to EXACT_N points but for points
-#: of at most SMALL_TREE_DIMS dimensions, a k-d tree above for points of few dimensions up
-#: to TREE_N and at any n for points of at most LOW_DIMS dimensions, brute force up to
-#: FRESH_EXACT_N otherwise, "approximate" beyond), "approximate" (a
+#: candidate searches: "auto" (exact NumPy brute force up to EXACT_N points but for
+#: SMALL_TREE_N points or more of at most SMALL_TREE_DIMS dimensions, a k-d tree above
+#: for points of few dimensions up to TREE_N and at any n for points of at most LOW_DIMS
+#: dimensions, brute force up to FRESH_EXACT_N otherwise, "approximate" beyond),
+#: "approximate" (a
 #: warm-started local search where the caller has a previous graph, else HNSW), "exact"
 #: (NumPy brute force), "kd_tree" (SciPy's k-d tree, exact), scikit-learn's "brute" and
 #: "ball_tree", and "all" (every i != j: the paper-literal dense reference, O(n^2) memory)
@@ -43,6 +44,10 @@ EXACT_N = 1000
 #: raw features of 32 dimensions the tree was slower below n = 1000 (0.6-0.8 at n <= 500)
 #: (docs/PERFORMANCE.md, "Neighbour search")
 SMALL_TREE_DIMS = 20
+#: ... from this many points: below, a search takes under a millisecond either way, and
+#: the brute force keeps its order among equally near points (by index, as the reference
+#: computations of tests/test_reference_math.py; a tree lists them in its own order)
+SMALL_TREE_N = 200
 #: above EXACT_N, "auto" searches points of at most this many dimensions exactly with a
 #: k-d tree (an embedding has n_clusters dimensions, where a tree prunes well; it does
 #: not on raw data of hundreds of dimensions)
@@ -304,7 +309,7 @@ def resolve_algorithm(algorithm: str, n: int, dims: int) -> str:
     if algorithm != "auto":
         return algorithm
     if n <= EXACT_N:
-        return "kd_tree" if dims <= SMALL_TREE_DIMS else "exact"
+        return "kd_tree" if dims <= SMALL_TREE_DIMS and n >= SMALL_TREE_N else "exact"
     if dims <= LOW_DIMS or (dims <= TREE_DIMS and n <= TREE_N):
         return "kd_tree"
     return "exact" if n <= FRESH_EXACT_N else "approximate"
