@@ -14,8 +14,11 @@ system, every thread), the peak RSS, the time estimate the fit logged before it 
 (``time_estimate_``) and the 1-minute load average before and after each fit are
 recorded: a wall time taken while the load was above ``QUIET_LOAD`` outside the fit is
 flagged in the table. ``--repeats R`` fits every case and code R times (fresh processes,
-one after the other) and keeps the least wall time: on two cores one fit's wall time
-varied by up to 1.8x between runs of the same code (UMIST 1.85 s and 3.26 s). Results
+the codes in turn: this code, the baselines, the reference, R rounds) and keeps the least
+wall time: on two cores one fit's wall time varied by up to 1.8x between runs of the same
+code (UMIST 1.85 s and 3.26 s), and the first fits after a quiet spell ran 1.4x slower
+than the same code's later ones (digits), which, with the codes one after the other, had
+fallen on one code. Results
 are written atomically to ``--out/<case>__<code>.json``; a re-run skips what is stored,
 so an interrupted run resumes. A case too large to fit
 (``ESTIMATE_ONLY``) is reported from the library's cost model (``causefs.engine.estimate``)
@@ -157,34 +160,45 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(out: Path, spec: dict, python: str, path: str, repeats: int = 1) -> dict | None:
-    """The stored result of ``spec``, measured first if missing, with the code at
-    ``path`` first on the import path: of ``repeats`` fits, each in a fresh process, the
-    one of least wall time (all the wall times are kept)."""
+def measure(out: Path, runs: list, repeats: int = 1) -> None:
+    """Measure the ``runs`` (``(spec, python, path)``: the code at ``path`` first on the
+    import path of ``python``) not yet stored: ``repeats`` rounds, each fitting every one
+    of them once in a fresh process, in turn, so that a drift of the machine's speed (the
+    first fits after a quiet spell ran up to 1.4x slower here) falls on every code alike;
+    each stores the round of least wall time (all the wall times are kept)."""
     from causefs.app.store import write_json_atomic
 
-    stored = out / f"{spec['case'].replace(':', '_').replace('/', '-')}__{spec['code']}.json"
-    if stored.exists():
-        return json.loads(stored.read_text())
-    print(f"running {spec['case']} with {spec['code']} code", flush=True)
-    runs = []
+    def path_of(spec):
+        return out / f"{spec['case'].replace(':', '_').replace('/', '-')}__{spec['code']}.json"
+
+    missing = [run for run in runs if not path_of(run[0]).exists()]
+    for spec, _, _ in missing:
+        print(f"running {spec['case']} with {spec['code']} code", flush=True)
+    done: dict = {spec["code"]: [] for spec, _, _ in missing}
     for _ in range(repeats):
-        before = os.getloadavg()[0]
-        done = subprocess.run([python, str(Path(__file__).resolve()), "_child",
-                               json.dumps(spec)], capture_output=True, text=True, cwd="/",
-                              env={**os.environ, "PYTHONPATH": path})
-        if done.returncode != 0:
-            print(f"  failed: {done.stderr[-2000:]}", flush=True)
-            return None
-        result = json.loads(done.stdout.strip().splitlines()[-1])
-        result.update(load_before=before, load_after=os.getloadavg()[0])
-        runs.append(result)
-    timed = "fit_seconds" if "fit_seconds" in runs[0] else "ndfs_seconds"
-    result = min(runs, key=lambda run: run.get(timed, 0.0))
-    result.update(machine=bench_scale.machine(), repeats=repeats,
-                  all_seconds=[run.get(timed) for run in runs])
-    write_json_atomic(stored, result)
-    return result
+        for spec, python, path in missing:
+            if done[spec["code"]] is None:  # failed in an earlier round
+                continue
+            before = os.getloadavg()[0]
+            fit = subprocess.run([python, str(Path(__file__).resolve()), "_child",
+                                  json.dumps(spec)], capture_output=True, text=True, cwd="/",
+                                 env={**os.environ, "PYTHONPATH": path})
+            if fit.returncode != 0:
+                print(f"  {spec['code']} failed: {fit.stderr[-2000:]}", flush=True)
+                done[spec["code"]] = None
+                continue
+            result = json.loads(fit.stdout.strip().splitlines()[-1])
+            result.update(load_before=before, load_after=os.getloadavg()[0])
+            done[spec["code"]].append(result)
+    for spec, _, _ in missing:
+        rounds = done[spec["code"]]
+        if not rounds:
+            continue
+        timed = "fit_seconds" if "fit_seconds" in rounds[0] else "ndfs_seconds"
+        result = min(rounds, key=lambda run: run.get(timed, 0.0))
+        result.update(machine=bench_scale.machine(), repeats=repeats,
+                      all_seconds=[run.get(timed) for run in rounds])
+        write_json_atomic(path_of(spec), result)
 
 
 def cases(args) -> list:
@@ -198,22 +212,21 @@ def cases(args) -> list:
 
 
 def run(args):
-    """Every case: this code, the baselines beside it, then the reference."""
+    """Every case: this code, the baselines beside it and the reference, in turn."""
     here = str(Path(__file__).resolve().parents[1])
     print(f"uptime before: {_uptime()}", flush=True)
     for case, _, _, reference_iterations in cases(args):
         if case in ESTIMATE_ONLY:
-            measure(args.out, {"case": case, "code": "estimate"}, sys.executable, here)
+            measure(args.out, [({"case": case, "code": "estimate"}, sys.executable, here)])
             continue
-        measure(args.out, {"case": case, "code": "new", "max_iter": 30}, sys.executable, here,
-                args.repeats)
+        runs = [({"case": case, "code": "new", "max_iter": 30}, sys.executable, here)]
         if bench_scale_n(case) <= BASELINE_MAX_N and "/" not in case:
-            measure(args.out, {"case": case, "code": "baselines"}, sys.executable, here,
-                    args.repeats)
+            runs.append(({"case": case, "code": "baselines"}, sys.executable, here))
         if args.reference and reference_iterations != 0:
-            measure(args.out, {"case": case, "code": "reference",
-                               "max_iter": reference_iterations or 30},
-                    args.reference_python or sys.executable, args.reference, args.repeats)
+            runs.append(({"case": case, "code": "reference",
+                          "max_iter": reference_iterations or 30},
+                         args.reference_python or sys.executable, args.reference))
+        measure(args.out, runs, args.repeats)
     print(f"uptime after: {_uptime()}", flush=True)
 
 

@@ -487,7 +487,7 @@ class CauseFS(SelectorMixin, BaseEstimator):
         if state.Theta is not None:
             self.nuisance_effect_ = np.zeros((state.Theta.shape[0], d))
             self.nuisance_effect_[:, active] = state.Theta
-        self.diagnostics_ = weight_diagnostics(state)
+        self.diagnostics_ = weight_diagnostics(state, result.history[-1])
         self.groups_ = np.full(d, -1, dtype=np.int64)
         if state.groups is not None:
             self.groups_[active] = state.groups

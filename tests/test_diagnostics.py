@@ -55,6 +55,12 @@ def test_diagnostics_of_a_state_match_the_linear_mmd():
     assert diag.balance_uniform == pytest.approx(np.sum(diag.imbalance_uniform ** 2))
     assert diag.max_weight_ratio == pytest.approx(mu.max())
     assert "effective sample size" in str(diag)
+    # per treatment r, by hand: || X_{K_r}' (w o a_r) || at the fitted and uniform weights
+    coding = problem.coding
+    for weights, found in ((mu, diag.imbalance_fitted), (np.ones(25), diag.imbalance_uniform)):
+        by_hand = [np.linalg.norm(X[:, K[:, r]].T @ (weights * coding[:, r])) for r in range(5)]
+        assert np.allclose(found, by_hand)
+    assert not np.allclose(diag.imbalance_fitted, diag.imbalance_uniform)
 
 
 def test_estimator_sets_diagnostics(blobs):

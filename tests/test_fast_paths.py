@@ -136,6 +136,14 @@ def test_auto_searches_points_of_few_dimensions_exactly_at_any_n(monkeypatch):
     assert neighbors.resolve_algorithm("auto", 10**7, LOW_DIMS) == "kd_tree"
     assert neighbors.resolve_algorithm("auto", TREE_N + 1, LOW_DIMS + 1) == "approximate"
     assert neighbors.resolve_algorithm("auto", TREE_N, TREE_DIMS) == "kd_tree"
+    # below EXACT_N: the tree for embeddings of the default n_clusters, brute force above
+    assert neighbors.resolve_algorithm("auto", neighbors.EXACT_N,
+                                       neighbors.SMALL_TREE_DIMS) == "kd_tree"
+    assert neighbors.resolve_algorithm("auto", neighbors.SMALL_TREE_N,
+                                       neighbors.SMALL_TREE_DIMS) == "kd_tree"
+    assert neighbors.resolve_algorithm("auto", neighbors.SMALL_TREE_N - 1, 2) == "exact"
+    assert neighbors.resolve_algorithm("auto", neighbors.EXACT_N,
+                                       neighbors.SMALL_TREE_DIMS + 1) == "exact"
     # beyond TREE_N in LOW_DIMS dimensions: the exact neighbours, and no HNSW index built
     monkeypatch.setattr(neighbors, "_hnsw_neighbors", None)
     Y = np.random.default_rng(0).random((TREE_N + 500, LOW_DIMS))

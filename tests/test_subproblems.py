@@ -191,6 +191,40 @@ def test_a_is_formed_from_the_weighted_data_it_is_given():
     assert np.allclose(system.matrix(2.0 * Xt), 4.0 * Xt.T @ Xt)
 
 
+def test_the_data_gram_is_formed_once_while_the_data_and_weights_stay(monkeypatch):
+    """The W step's largest product, X~'X~, is reused by the next W system of the same fit
+    while X and mu are the same objects (a schedule fitting no sample weights), and
+    formed again from new weights: A against ``Xt' Xt`` written out each time."""
+    import causefs.model.subproblems as module
+
+    formed = []
+    data_gram = module._data_gram
+    monkeypatch.setattr(module, "_data_gram", lambda Xt: formed.append(1) or data_gram(Xt))
+
+    def A(state):
+        system = SelectionSystem(state)
+        system.add_data_gram(2.0)
+        return system.matrix()
+
+    state = weighted_state(n=8, d=3)
+    Xt = state.mu[:, None] * state.problem.X
+    assert np.allclose(A(state), 2.0 * Xt.T @ Xt)
+    moved = state.replace(W=state.W + 1.0)  # another variable moved: the same X~
+    assert np.allclose(A(moved), 2.0 * Xt.T @ Xt) and len(formed) == 1
+    mu = state.mu.copy()
+    mu[0] += 1.0  # new weights, even of the same length: formed again
+    Xt = mu[:, None] * state.problem.X
+    assert np.allclose(A(moved.replace(mu=mu)), 2.0 * Xt.T @ Xt) and len(formed) == 2
+    # a state's own data and Gram are what the primal solve uses: W = A^-1 B by hand
+    system = SelectionSystem(moved)
+    system.add_data_gram(1.0)
+    system.add_diagonal(np.ones(3))
+    system.add_data_rhs(1.0, moved.F)
+    Xt = moved.mu[:, None] * moved.problem.X
+    expected = np.linalg.solve(Xt.T @ Xt + np.eye(3), Xt.T @ moved.F)
+    assert np.allclose(system.solve("primal"), expected)
+
+
 def test_the_dual_count_has_the_form_of_what_the_dual_runs():
     """The dual runs n x d x n products (the data's and each group's: ``n^2 d`` in all),
     one n x n solve a group and one more: its count is ``a n^2 d + b M n^3 + c n^3``

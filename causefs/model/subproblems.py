@@ -75,6 +75,12 @@ def _solve(A, B):
         return np.linalg.lstsq(A, B, rcond=None)[0]
 
 
+def _data_gram(Xt) -> np.ndarray:
+    """``Xt' Xt`` (d, d) of dense weighted data."""
+    with threads_for(Xt.shape[0] * Xt.shape[1] ** 2):
+        return Xt.T @ Xt
+
+
 class SelectionSystem(Subproblem):
     """The W subproblem ``min_W Tr(W'AW) - 2 Tr(W'B)`` (eq. W.3: ``W = A^-1 B``).
 
@@ -143,14 +149,22 @@ class SelectionSystem(Subproblem):
         return sum(parts[1:], parts[0])
 
     def matrix(self, Xt=None) -> np.ndarray:
-        """``A`` (d, d), its parts added in the order the terms gave them."""
-        Xt = dense(self.weighted_data()) if Xt is None else Xt
+        """``A`` (d, d), its parts added in the order the terms gave them, from the
+        weighted data ``Xt`` (default: this state's, whose Gram is reused)."""
+        if Xt is None:
+            Xt = dense(self.weighted_data())
+            return self._matrix(Xt, self._state_gram(Xt))
+        return self._matrix(Xt, None)
+
+    def _matrix(self, Xt, gram) -> np.ndarray:
+        """``A`` from ``Xt`` and its Gram ``X~'X~`` (None: formed here)."""
         n, d = Xt.shape
         A = None
         for kind, i in self._order:
             if kind == "gram":
-                with threads_for(n * d * d):
-                    part = self.gram_weights[i] * (Xt.T @ Xt)
+                if gram is None:
+                    gram = _data_gram(Xt)
+                part = self.gram_weights[i] * gram
                 A = part if A is None else A + part
                 continue
             if A is None:
@@ -167,6 +181,15 @@ class SelectionSystem(Subproblem):
             else:
                 A += self.matrices[i]
         return A if A is not None else np.zeros((d, d))
+
+    def _state_gram(self, Xt) -> np.ndarray:
+        """``X~'X~`` of this state's weighted data ``Xt``, formed once while the data and mu
+        are the same objects: the largest product of the primal form (n d^2), fixed
+        through a fit whose schedule fits no sample weights (the default's)."""
+        if not self.gram_weights:
+            return None
+        return self.state.problem.reuse("data_gram", (self.state.X_adjusted, self.state.mu),
+                                        lambda: _data_gram(Xt))
 
     def group_sizes(self) -> list:
         return [cols.size for cols, _ in self.group_graphs]
@@ -204,13 +227,17 @@ class SelectionSystem(Subproblem):
         """By a Cholesky factorization of the d x d system (positive definite, as
         ``lam D > 0``): half the work of a general solve."""
         Xt = dense(self.weighted_data())  # the primal form is for small d: dense
-        A, B = self.matrix(Xt), self.rhs(Xt)
+        A, B = self._matrix(Xt, self._state_gram(Xt)), self.rhs(Xt)
         try:
             with threads_for(A.shape[0] ** 3 / 3):
-                factor = scipy.linalg.cho_factor(A, overwrite_a=True, check_finite=False)
-                return scipy.linalg.cho_solve(factor, B, check_finite=False)
+                lower = np.linalg.cholesky(A)
+            # the two triangular solves (d^2 h) on one thread: SciPy's BLAS is not widened
+            # while NumPy's threads may still spin
+            half = scipy.linalg.solve_triangular(lower, B, lower=True, check_finite=False)
+            return scipy.linalg.solve_triangular(lower.T, half, lower=False,
+                                                 check_finite=False)
         except np.linalg.LinAlgError:
-            return _solve(self.matrix(Xt), B)
+            return _solve(self._matrix(Xt, self._state_gram(Xt)), B)
 
     def _dual(self) -> np.ndarray:
         """``W = A^-1 B`` through n x n systems (Woodbury), for d much larger than n.

@@ -22,10 +22,11 @@ from ..core.validation import check_choice
 from . import CHUNK_ELEMENTS
 from .threads import caller_threads, threads_for
 
-#: candidate searches: "auto" (exact NumPy brute force up to EXACT_N points, a k-d tree
-#: above for points of few dimensions up to TREE_N and at any n for points of at most
-#: LOW_DIMS dimensions, brute force up to FRESH_EXACT_N otherwise, "approximate"
-#: beyond), "approximate" (a
+#: candidate searches: "auto" (exact NumPy brute force up to EXACT_N points but for
+#: SMALL_TREE_N points or more of at most SMALL_TREE_DIMS dimensions, a k-d tree above
+#: for points of few dimensions up to TREE_N and at any n for points of at most LOW_DIMS
+#: dimensions, brute force up to FRESH_EXACT_N otherwise, "approximate" beyond),
+#: "approximate" (a
 #: warm-started local search where the caller has a previous graph, else HNSW), "exact"
 #: (NumPy brute force), "kd_tree" (SciPy's k-d tree, exact), scikit-learn's "brute" and
 #: "ball_tree", and "all" (every i != j: the paper-literal dense reference, O(n^2) memory)
@@ -34,6 +35,19 @@ NEIGHBOR_ALGORITHMS = ("auto", "approximate", "exact", "brute", "kd_tree", "ball
 #: "auto" searches exactly up to this many points: above, a fit's up to 21 exact
 #: O(n^2 p) searches per iteration dominate it
 EXACT_N = 1000
+#: ... but points of at most this many dimensions (the graph updates' n_clusters-dimensional
+#: embeddings, small feature groups) are searched by the k-d tree at any n. One thread, 6
+#: neighbours, brute force over tree time: on the principal components of JAFFE, UMIST,
+#: COIL20, USPS and digits, in 8 dimensions 1.2-2.0 at n = 200, 1.8-3.4 at 500, 3.3-7.2
+#: at 1000; in 20 dimensions 0.8-1.3, 1.1-2.1 and 1.5-3.9; over every search of the
+#: graph updates of a default fit, 1.2 on JAFFE (10 clusters) and 2.7 on UMIST (20). On
+#: raw features of 32 dimensions the tree was slower below n = 1000 (0.6-0.8 at n <= 500)
+#: (docs/PERFORMANCE.md, "Neighbour search")
+SMALL_TREE_DIMS = 20
+#: ... from this many points: below, a search takes under a millisecond either way, and
+#: the brute force keeps its order among equally near points (by index, as the reference
+#: computations of tests/test_reference_math.py; a tree lists them in its own order)
+SMALL_TREE_N = 200
 #: above EXACT_N, "auto" searches points of at most this many dimensions exactly with a
 #: k-d tree (an embedding has n_clusters dimensions, where a tree prunes well; it does
 #: not on raw data of hundreds of dimensions)
@@ -295,7 +309,7 @@ def resolve_algorithm(algorithm: str, n: int, dims: int) -> str:
     if algorithm != "auto":
         return algorithm
     if n <= EXACT_N:
-        return "exact"
+        return "kd_tree" if dims <= SMALL_TREE_DIMS and n >= SMALL_TREE_N else "exact"
     if dims <= LOW_DIMS or (dims <= TREE_DIMS and n <= TREE_N):
         return "kd_tree"
     return "exact" if n <= FRESH_EXACT_N else "approximate"
