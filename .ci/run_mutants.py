@@ -70,6 +70,13 @@ SETS = {
                             "test_pandas_series_and_frames_with_text_and_categories",
                             "test_a_frame_is_coded_column_by_column",
                             "test_bad_nuisance_is_refused_with_a_reason")]),
+    "granular": (["causefs/blocks/descent/granular_graphs.py",
+                  "causefs/blocks/structure/granularity.py"],
+                 ["tests/test_granular.py", "tests/test_reference_math.py",
+                  "tests/test_fast_paths.py", "tests/test_blocks.py",
+                  "tests/test_descent_block_costs.py",
+                  "tests/test_planted_bugs_nuisance_memory.py",
+                  "tests/test_option_checks.py::test_part_options_are_checked"]),
 }
 
 
