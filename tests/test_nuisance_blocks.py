@@ -383,3 +383,31 @@ def test_no_nuisance_column_has_no_effect():
 
     X = np.random.default_rng(16).random((10, 3))
     assert nuisance_regression(X, np.zeros((10, 0))).shape == (0, 3)
+
+
+def test_cluster_evidence_never_reassigns_a_sample_to_an_empty_cluster(monkeypatch):
+    """Clusters of the top features that left cluster 2 of 3 empty: each feature's
+    samples are reassigned among clusters 0 and 1 only (by hand: Z's shift beside the
+    indicator by least squares, the centres of the shifted data, the nearest centre
+    without the feature's column), and its p-value is the partial F test of those."""
+    from causefs.numerics import nuisance_effects
+
+    rng = np.random.default_rng(17)
+    n = 60
+    B = rng.integers(0, 2, n)
+    Z = code_nuisance(B, n)
+    labels = (np.arange(n) < 30).astype(int)
+    X = rng.standard_normal((n, 4)) + 1.2 * labels[:, None]
+    chosen = np.array([0, 1, 2])
+    monkeypatch.setattr(nuisance_effects, "clusters_of_top_features",
+                        lambda *args, **kwargs: (labels, chosen))
+    got = nuisance_effects.cluster_evidence(X, Z, np.ones(4), 3)
+    design = np.column_stack([np.ones(n), labels == 1, Z])
+    shifted = X[:, chosen] - Z @ np.linalg.lstsq(design, X[:, chosen], rcond=None)[0][2:]
+    centres = [shifted[labels == c].mean(axis=0) for c in (0, 1)]
+    for j, feature in enumerate(chosen):
+        others = [i for i in range(3) if i != j]
+        without = np.array([np.argmin([np.sum((shifted[i, others] - centres[c][others]) ** 2)
+                                       for c in (0, 1)]) for i in range(n)])
+        assert got[feature] == pytest.approx(partial_f(X[:, feature], Z, without), rel=1e-8)
+    assert got[3] == pytest.approx(partial_f(X[:, 3], Z, labels), rel=1e-8)
