@@ -231,22 +231,12 @@ def test_the_effect_block_prices_its_clustering_on_the_top_features_only():
 
 # --------------------------------------------- the partial F test, k-means ----------
 
-def partial_f(x, Z, labels):
-    """The partial F test of the cluster indicators beside [1, Z], by least squares."""
-    from scipy.stats import f as f_distribution
+def partial_f(x, B, labels):
+    """The partial F test of the cluster indicators beside [1, indicators of B], by two
+    least-squares fits (tests/test_nuisance.py)."""
+    from test_nuisance import _partial_f_pvalue
 
-    n = len(x)
-    null = np.column_stack([np.ones(n), Z])
-    full = np.column_stack([null] + [labels == c for c in np.unique(labels)[1:]])
-
-    def rss(design):
-        residual = x - design @ np.linalg.lstsq(design, x, rcond=None)[0]
-        return residual @ residual
-
-    df1 = np.linalg.matrix_rank(full) - np.linalg.matrix_rank(null)
-    df2 = n - np.linalg.matrix_rank(full)
-    F = ((rss(null) - rss(full)) / df1) / (rss(full) / df2)
-    return f_distribution.sf(F, df1, df2)
+    return _partial_f_pvalue(x, B, labels)
 
 
 @pytest.mark.filterwarnings("error")
@@ -265,7 +255,7 @@ def test_cluster_pvalues_of_two_clusters_at_any_scale(scale):
     X[:, 3] = 5.0 * scale          # constant
     Z = code_nuisance(B, n)
     got = cluster_pvalues(X, Z, labels)
-    np.testing.assert_allclose(got[:2], [partial_f(X[:, j], Z, labels) for j in range(2)],
+    np.testing.assert_allclose(got[:2], [partial_f(X[:, j], B, labels) for j in range(2)],
                                rtol=1e-8)
     assert got[2] == 0.0 and got[3] == 1.0
 
@@ -276,14 +266,12 @@ def test_cluster_pvalues_without_residual_degrees_of_freedom_are_one():
 
     rng = np.random.default_rng(12)
     X = rng.standard_normal((4, 2))
-    labels = np.array([0, 1, 2, 2])
-    Z = np.array([[1.0], [-1.0], [1.0], [-1.0]])
-    assert cluster_pvalues(X, Z, labels).tolist() == [1.0, 1.0]
+    labels, B = np.array([0, 1, 2, 2]), np.array([1, 0, 1, 0])
+    assert cluster_pvalues(X, code_nuisance(B, 4), labels).tolist() == [1.0, 1.0]
     X = rng.standard_normal((5, 2))
-    labels = np.array([0, 1, 2, 2, 0])
-    Z = np.array([[1.0], [-1.0], [1.0], [-1.0], [0.0]])
-    np.testing.assert_allclose(cluster_pvalues(X, Z, labels),
-                               [partial_f(X[:, j], Z, labels) for j in range(2)], rtol=1e-8)
+    labels, B = np.array([0, 1, 2, 2, 0]), np.array([1, 0, 1, 0, 1])
+    np.testing.assert_allclose(cluster_pvalues(X, code_nuisance(B, 5), labels),
+                               [partial_f(X[:, j], B, labels) for j in range(2)], rtol=1e-8)
 
 
 def test_a_feature_constant_up_to_rounding_carries_no_evidence():
@@ -409,5 +397,5 @@ def test_cluster_evidence_never_reassigns_a_sample_to_an_empty_cluster(monkeypat
         others = [i for i in range(3) if i != j]
         without = np.array([np.argmin([np.sum((shifted[i, others] - centres[c][others]) ** 2)
                                        for c in (0, 1)]) for i in range(n)])
-        assert got[feature] == pytest.approx(partial_f(X[:, feature], Z, without), rel=1e-8)
-    assert got[3] == pytest.approx(partial_f(X[:, 3], Z, labels), rel=1e-8)
+        assert got[feature] == pytest.approx(partial_f(X[:, feature], B, without), rel=1e-8)
+    assert got[3] == pytest.approx(partial_f(X[:, 3], B, labels), rel=1e-8)
