@@ -379,7 +379,11 @@ def test_an_object_without_kneighbors_is_no_search():
     from causefs.numerics.given_neighbors import check_neighbors
 
     for thing in (FitOnly(), type("KneighborsOnly", (), {"kneighbors": lambda self: 0})()):
-        with pytest.raises(InvalidParameterError, match="NearestNeighbors interface"):
+        with pytest.raises(InvalidParameterError, match="^" + re_escape(
+                "neighbors must be a sparse (n_samples, n_samples) kNN graph (row i: the "
+                "neighbours of sample i, as sklearn.neighbors.kneighbors_graph makes it) or "
+                "an object with scikit-learn's NearestNeighbors interface (fit, kneighbors); "
+                f"got {type(thing).__name__}") + "$"):
             check_neighbors(thing, 10, 2)
 
 

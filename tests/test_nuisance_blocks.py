@@ -399,3 +399,63 @@ def test_cluster_evidence_never_reassigns_a_sample_to_an_empty_cluster(monkeypat
                                        for c in (0, 1)]) for i in range(n)])
         assert got[feature] == pytest.approx(partial_f(X[:, feature], B, without), rel=1e-8)
     assert got[3] == pytest.approx(partial_f(X[:, 3], B, labels), rel=1e-8)
+
+
+def centred_indicators(B):
+    """Indicators of every level but the first, centred (levels of one sample allowed)."""
+    E = (B[:, None] == np.unique(B)[1:]).astype(float)
+    return E - E.mean(axis=0)
+
+
+@pytest.mark.filterwarnings("error")
+def test_the_effect_of_z_at_its_edges():
+    """Against least squares written here: a repeated Z or design column at a large
+    scale (the minimum-norm coefficients: the repeat adds nothing), data of scale 1e-4
+    (shrunk as at scale 1), a constant feature (no effect, no 0/0), and no residual
+    degree of freedom (unshrunk) or one (shrunk)."""
+    from causefs.numerics.nuisance_effects import nuisance_regression
+
+    rng = np.random.default_rng(18)
+    n = 40
+    B = rng.integers(0, 3, n)
+    Z = code_nuisance(B, n)
+    X = rng.standard_normal((n, 4)) + B[:, None]
+    design = np.column_stack([np.ones(n), Z])
+    alone = np.linalg.lstsq(design, X, rcond=None)[0][1:]
+    twice = nuisance_regression(X, 1e6 * np.column_stack([Z, Z]), shrink=False)
+    np.testing.assert_allclose(1e6 * (twice[:2] + twice[2:]), alone, rtol=1e-8)
+    clusters = (rng.random(n) < 0.5).astype(float)[:, None]
+    np.testing.assert_allclose(
+        nuisance_regression(X, Z, 1e6 * np.column_stack([clusters, clusters])),
+        nuisance_regression(X, Z, clusters), rtol=1e-8)
+    small = nuisance_regression(1e-4 * X, Z)
+    np.testing.assert_allclose(small, 1e-4 * reference_effect(X, Z, np.zeros(n, int), 1),
+                               rtol=1e-8)
+    X[:, 3] = 2.5
+    np.testing.assert_allclose(nuisance_regression(X, Z)[:, 3], 0.0, atol=1e-12)
+    X[:, 3] = 0.0  # nothing explained at all: no 0/0
+    np.testing.assert_array_equal(nuisance_regression(X, Z)[:, 3], 0.0)
+    # n = 1 + q: no degree of freedom left; n = 2 + q: one
+    B3, X3 = np.array([0, 1, 2]), rng.standard_normal((3, 2))
+    Z3 = centred_indicators(B3)
+    np.testing.assert_allclose(nuisance_regression(X3, Z3), np.linalg.lstsq(
+        np.column_stack([np.ones(3), Z3]), X3, rcond=None)[0][1:], atol=1e-12)
+    B4, X4 = np.array([0, 1, 2, 2]), rng.standard_normal((4, 2))
+    Z4 = centred_indicators(B4)
+    np.testing.assert_allclose(nuisance_regression(X4, Z4),
+                               reference_effect(X4, Z4, np.zeros(4, int), 1), atol=1e-12)
+
+
+def test_the_effect_block_prices_both_parts_by_n_and_h_plus_4():
+    """With every feature clustered (top * h >= d), the work is n d (h + 4) times a
+    constant: twice the samples, twice the work; h from 3 to 6, 10/7 of it."""
+    def flops(n, h):
+        return NuisanceEffectBlock(top=20).cost(size_of(n, 40, h)).flops
+
+    assert flops(2000, 3) == pytest.approx(2 * flops(1000, 3), rel=1e-12)
+    assert flops(1000, 6) == pytest.approx(flops(1000, 3) * 10 / 7, rel=1e-12)
+
+
+def test_a_penalty_that_is_no_number_is_refused():
+    with pytest.raises(InvalidParameterError, match="^penalty='a'"):
+        balance_block(penalty="a")
