@@ -70,6 +70,39 @@ SETS = {
                             "test_pandas_series_and_frames_with_text_and_categories",
                             "test_a_frame_is_coded_column_by_column",
                             "test_bad_nuisance_is_refused_with_a_reason")]),
+    "granular": (["causefs/blocks/descent/granular_graphs.py",
+                  "causefs/blocks/structure/granularity.py"],
+                 ["tests/test_granular.py", "tests/test_reference_math.py",
+                  "tests/test_fast_paths.py", "tests/test_blocks.py",
+                  "tests/test_descent_block_costs.py",
+                  "tests/test_planted_bugs_nuisance_memory.py",
+                  "tests/test_option_checks.py::test_part_options_are_checked"]),
+    "neighbors": (["causefs/numerics/neighbors.py", "causefs/numerics/given_neighbors.py"],
+                  ["tests/test_neighbors.py", "tests/test_distinct_neighbors.py",
+                   "tests/test_given_neighbors.py", "tests/test_adaptive_graphs.py"]
+                  + [f"tests/test_fast_paths.py::{test}" for test in (
+                      "test_refine_neighbours_recovers_the_exact_knn",
+                      "test_auto_searches_points_of_few_dimensions_exactly_at_any_n",
+                      "test_local_search_completes_rows_that_only_see_a_clique")]),
+    "nuisance_blocks": (["causefs/blocks/nuisance/nuisance_adjustment.py",
+                         "causefs/blocks/nuisance/nuisance_balance_weights.py",
+                         "causefs/numerics/nuisance_effects.py"],
+                        ["tests/test_nuisance_blocks.py"]
+                        + [f"tests/test_nuisance.py::{test}" for test in (
+                            "test_effect_given_a_design_is_the_least_squares_coefficient",
+                            "test_shrinkage_is_one_minus_the_inverse_f_statistic",
+                            "test_directions_of_z_the_design_spans_get_no_effect",
+                            "test_conditional_kmeans_finds_clusters_a_strong_nuisance_hides",
+                            "test_cluster_pvalues_are_the_partial_f_test_beside_z",
+                            "test_cluster_pvalues_without_evidence_are_one",
+                            "test_cluster_evidence_tests_the_clustered_features_against_"
+                            "clusters_without_them",
+                            "test_centring_block_removes_the_environment_means")]
+                        + [f"tests/test_planted_bugs_nuisance_memory.py::{test}" for test in (
+                            "test_nuisance_balance_weights_minimize_the_documented_objective",
+                            "test_nuisance_effect_is_estimated_on_the_clusters_of_the_"
+                            "selected_features",
+                            "test_the_clusters_are_found_on_the_top_features_only")]),
 }
 
 

@@ -195,41 +195,84 @@ def count_products(state, **options):
     form counts as half of one: it needs one product's work)."""
     counted = []
     make = state.problem.balance
-
-    class Counting:
-        def __init__(self, operator):
-            self.operator = operator
-
-        def matvec(self, x):
-            counted.append(1.0)
-            return self.operator.matvec(x)
-
-        def quad(self, x):
-            counted.append(0.5)
-            return self.operator.quad(x)
-
-        def low_precision(self):
-            return Counting(self.operator.low_precision())
-
-        def __getattr__(self, name):
-            return getattr(self.operator, name)
-
-    state.problem.balance = lambda *args: Counting(make(*args))
+    state.problem.balance = lambda *args: _Counting(make(*args), counted)
     block("sample_weights", **options).step(state)
     return sum(counted)
 
 
 def test_the_sample_weights_declare_balance_products_exactly_when_a_step_makes_them():
-    """Without a balance term the step makes no product and declares none; with one, the
-    declared products are at most those the default step makes (its 12-product solve,
-    the power iteration that starts it and the float64 checks: 27 products and 2
-    quadratic forms here)."""
+    """Without a balance term the step makes no product and declares none."""
     n, d = 300, 8
     assert count_products(cause_fs_state(n, d, beta=0.0)) == 0
     assert block("sample_weights").cost(size_of(n, d, balance=False)).balance_products == 0
-    declared = block("sample_weights").cost(size_of(n, d)).balance_products
-    counted = count_products(cause_fs_state(n, d, beta=1.0))
-    assert 12 <= declared <= counted <= 2 * declared, (declared, counted)
+
+
+OVERRUN = pytest.mark.xfail(strict=True, reason=(
+    "GPCG's arc search does not check the budget between its retries: a budget the "
+    "first refresh spends is overrun by one product (reported, not fixed: it changes "
+    "the iterates of budget-bound solves)"))
+
+
+@pytest.mark.parametrize("backend, options", [
+    (backend, options) for backend in ("projected_gradient", "gradient_projection_cg")
+    for options in ({}, {"precision": "float64"}, {"max_products": 5}, {"max_products": 30},
+                    {"max_products": None})
+] + [("projected_gradient", {"max_products": 1, "precision": "float64"}),
+     pytest.param("gradient_projection_cg", {"max_products": 1, "precision": "float64"},
+                  marks=OVERRUN)])
+def test_the_sample_weights_declare_every_balance_product_a_step_makes(backend, options):
+    """The products a step makes, counted through the operator, are at most those the
+    block declares, for both matrix-free backends, both precisions and several
+    budgets; where the solve spends its whole budget, exactly those. (The declaration
+    was once a constant 15 while a default step made 16 with GPCG and 29 with the
+    projected gradient: its power iteration and starting product were not counted.)"""
+    from causefs.qp.gradient_projection_cg import GradientProjectionCGBackend
+
+    qp = {"projected_gradient": ProjectedGradientBackend(),
+          "gradient_projection_cg": GradientProjectionCGBackend()}[backend]
+    resources = {**RESOURCES, "qp": qp}
+    made = lambda name, **o: build_part("block", {"name": name, **o}, DEFAULTS,  # noqa: E731
+                                        resources)
+    declared = made("sample_weights", **options).cost(size_of(300, 8)).balance_products
+    for n, d, beta, seed in [(300, 8, 1.0, 0), (300, 8, 1e-2, 1), (200, 5, 10.0, 3)]:
+        counted = []
+        state = cause_fs_state(n, d, beta=beta, seed=seed)
+        make = state.problem.balance
+        state.problem.balance = lambda *args: _Counting(make(*args), counted)
+        made("sample_weights", **options).step(state)
+        assert 0 < sum(counted) <= declared, (sum(counted), declared)
+    # worked out from the solvers (a value is half a product): the projected gradient
+    # makes 1 product at the start, 12 in its power iteration, 1 an iteration (no
+    # backtracking here) and 2 values; GPCG its budget and 2 values; a float32 step
+    # adds the gradient's shift (2) and the float64 check (2 values)
+    budget = options.get("max_products", 12)
+    float32 = 3 if options.get("precision", "float32") == "float32" else 0
+    if budget is not None:
+        expected = (1 + 12 + budget + 1 if backend == "projected_gradient" else budget + 1)
+        assert declared == expected + float32
+        if backend == "projected_gradient" or budget <= 12:
+            assert sum(counted) == declared
+
+
+class _Counting:
+    """A balance operator that counts its products (a quadratic form as half one)."""
+
+    def __init__(self, operator, counted):
+        self.operator, self.counted = operator, counted
+
+    def matvec(self, x):
+        self.counted.append(1.0)
+        return self.operator.matvec(x)
+
+    def quad(self, x):
+        self.counted.append(0.5)
+        return self.operator.quad(x)
+
+    def low_precision(self):
+        return _Counting(self.operator.low_precision(), self.counted)
+
+    def __getattr__(self, name):
+        return getattr(self.operator, name)
 
 
 def test_the_sample_weight_work_grows_with_the_granular_hessian_it_builds():

@@ -269,7 +269,8 @@ def _complete(Y: np.ndarray, cand: np.ndarray) -> np.ndarray:
 
 
 def _reverse_neighbors(best: np.ndarray) -> np.ndarray:
-    """For each row, up to ``best.shape[1]`` rows that list it (-1 pads)."""
+    """For each row, up to ``best.shape[1]`` rows that list it, the first by index
+    (-1 pads)."""
     n, c = best.shape
     rows = np.repeat(np.arange(n), c)
     targets = best.ravel()

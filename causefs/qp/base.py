@@ -38,6 +38,16 @@ class QPBackend(Part, ABC):
     def solve(self, qp: SimplexQP, x0: np.ndarray) -> QPResult:
         """Minimize ``qp`` starting from the feasible ``x0``."""
 
+    def products(self, max_products: int | None) -> float:
+        """Products with ``P`` one solve makes given ``max_products`` (None: the
+        backend's own limit), a value ``x'Px`` counting as half a product.
+
+        This default is a backend that forms ``P`` (no product) and ends in
+        :meth:`safeguard` (two values: one product); a matrix-free backend counts its
+        own.
+        """
+        return 1.0
+
     @staticmethod
     def safeguard(qp: SimplexQP, x: np.ndarray, x0: np.ndarray, n_iter: int,
                   converged: bool, **info) -> QPResult:

@@ -48,6 +48,12 @@ class GradientProjectionCGBackend(QPBackend):
                                             Interval(int, 1))
         self.cg_rtol = check_value("cg_rtol", cg_rtol, Interval(float, 0, 1, closed="left"))
 
+    def products(self, max_products: int | None) -> float:
+        """Its budget (every product counts against it) and the safeguard's two values;
+        the arc search's retries can overrun the budget in its last phase."""
+        budget = self.max_iter if max_products is None else min(self.max_iter, max_products)
+        return budget + 1.0
+
     def solve(self, qp: SimplexQP, x0: np.ndarray) -> QPResult:
         budget = self.max_iter if qp.max_products is None else min(self.max_iter,
                                                                     qp.max_products)

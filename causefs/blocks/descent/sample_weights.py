@@ -55,10 +55,6 @@ class SampleWeightsBlock(Block):
     subproblem = SampleWeightQP
     requires = ("qp",)
 
-    #: products with the mu Hessian per step: the solve's budget plus the float64 checks
-    #: and the objective's evaluation
-    PRODUCTS_PER_STEP = 15
-
     def __init__(self, qp, max_products: int | None = 12, precision: str = "float32"):
         self.qp = check_value("qp", qp, InstanceOf(QPBackend, "a QP backend (set by the engine "
                                                          "from the qp setting)"))
@@ -67,9 +63,17 @@ class SampleWeightsBlock(Block):
 
     def cost(self, size) -> Cost:
         """Its balance products, and the granular graphs' sparse Hessian it builds
-        (M n k entries) with the solve's vector operations."""
+        (M n k entries) with the solve's vector operations.
+
+        The products: the solve's (:meth:`QPBackend.products` for ``max_products``)
+        and, in float32, the float64 gradient at the warm start and its float32 twin
+        (two) and the float64 values of the result and the warm start (one).
+        """
         n, k = size.n_samples, size.n_neighbors
-        return Cost(balance_products=self.PRODUCTS_PER_STEP if size.balance else 0.0,
+        products = self.qp.products(self.max_products)
+        if self.precision == "float32":
+            products += 3.0
+        return Cost(balance_products=products if size.balance else 0.0,
                     ops=200.0 * n * (size.n_granularities * k + 2))
 
     def step(self, state: State) -> State:

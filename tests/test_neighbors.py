@@ -1,0 +1,577 @@
+"""The candidate searches of :mod:`causefs.numerics.neighbors` against brute force
+written here (every pair's distance, sorted; the local join listed point by point; the
+candidate table as sets of pairs) and the rules the module's comments state for
+``neighbor_algorithm="auto"``. Points are random and continuous: no ties."""
+
+import logging
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from causefs.numerics import neighbors
+from causefs.numerics.neighbors import (EXACT_N, FRESH_EXACT_N, LOW_DIMS, TREE_DIMS, TREE_N,
+                                        candidate_table, exact_neighbors,
+                                        half_squared_distances, nearest_candidates,
+                                        nearest_given, refine_neighbors, resolve_algorithm,
+                                        tree_neighbors, without_self)
+
+
+def brute_knn(Y, k, rows=None):
+    """Each row's k nearest other points, nearest first, from every pair's distance."""
+    rows = range(Y.shape[0]) if rows is None else rows
+    out = []
+    for i in rows:
+        others = [j for j in range(Y.shape[0]) if j != i]
+        out.append(sorted(others, key=lambda j: float(np.sum((Y[i] - Y[j]) ** 2)))[:k])
+    return np.array(out)
+
+
+def same_sets(found, expected):
+    assert found.shape == expected.shape
+    return all(set(a) == set(b) for a, b in zip(found.tolist(), expected.tolist()))
+
+
+@pytest.fixture
+def points():
+    return np.random.default_rng(0).standard_normal((40, 3))
+
+
+@pytest.mark.parametrize("chunk", [2**21, 100, 1])
+def test_exact_neighbors_are_the_brute_force_ones_in_any_chunking(monkeypatch, points, chunk):
+    """Chunks of ``CHUNK_ELEMENTS // n`` rows (at least one): a chunk of 2 and of 1 row
+    search as one chunk does, and ``points`` restricts the search to those rows."""
+    monkeypatch.setattr(neighbors, "CHUNK_ELEMENTS", chunk)
+    assert same_sets(exact_neighbors(points, 5), brute_knn(points, 5))
+    rows = np.array([3, 17, 39, 0])
+    found = exact_neighbors(points, 4, rows)
+    assert found.dtype == np.int64
+    assert same_sets(found, brute_knn(points, 4, rows))
+
+
+def test_tree_neighbors_are_the_brute_force_ones(points):
+    assert same_sets(tree_neighbors(points, 6), brute_knn(points, 6))
+    # every other point: the tree lists n points, less the point itself
+    assert same_sets(tree_neighbors(points[:7], 6), brute_knn(points[:7], 6))
+
+
+def test_without_self_drops_the_point_wherever_listed_else_the_last_column():
+    found = np.array([[0, 4, 5],   # itself first
+                      [2, 1, 3],   # itself in the middle
+                      [0, 1, 4],   # not listed (copies came first): the last column goes
+                      [1, 2, 3]])  # itself last
+    np.testing.assert_array_equal(without_self(found), [[4, 5], [2, 3], [0, 1], [1, 2]])
+
+
+@pytest.mark.parametrize("chunk", [2**21, 7])
+def test_half_squared_distances_of_the_listed_pairs(monkeypatch, points, chunk):
+    monkeypatch.setattr(neighbors, "CHUNK_ELEMENTS", chunk)
+    idx = np.array([[1, -1, 5], [0, 2, -1], [39, 38, 0]])
+    expected = np.array([[0.5 * np.sum((points[j] - points[i]) ** 2) if j >= 0 else np.inf
+                          for j in row] for i, row in enumerate(idx)])
+    np.testing.assert_allclose(half_squared_distances(points, idx), expected, rtol=1e-14)
+    rows = np.array([10, 20, 30])
+    expected = np.array([[0.5 * np.sum((points[j] - points[i]) ** 2) if j >= 0 else np.inf
+                          for j in row] for i, row in zip(rows, idx)])
+    np.testing.assert_allclose(half_squared_distances(points, idx, rows), expected,
+                               rtol=1e-14)
+
+
+def reference_join(Y, best, c):
+    """One round of the local join, point by point: the candidates of i are its
+    neighbours, the first c points listing it (by index), and the neighbours of all
+    those; the c nearest others of i among them."""
+    n = Y.shape[0]
+    reverse = [[j for j in range(n) if i in best[j]][:c] for i in range(n)]
+    out = []
+    for i in range(n):
+        near = [j for j in best[i] if j >= 0] + reverse[i]
+        pool = set(near) | {h for j in near for h in best[j] if h >= 0}
+        pool.discard(i)
+        out.append(sorted(pool, key=lambda j: float(np.sum((Y[i] - Y[j]) ** 2)))[:c])
+    return out
+
+
+@pytest.mark.parametrize("rounds", [1, 2])
+def test_refine_neighbors_is_the_local_join_round_after_round(monkeypatch, rounds):
+    rng = np.random.default_rng(1)
+    Y = rng.standard_normal((30, 2))
+    c = 3
+    seeds = np.array([rng.choice([j for j in range(30) if j != i], 5, replace=False)
+                      for i in range(30)])
+    best = [sorted([j for j in row], key=lambda j: float(np.sum((Y[i] - Y[j]) ** 2)))[:c]
+            for i, row in enumerate(seeds)]
+    for _ in range(rounds):
+        best = reference_join(Y, best, c)
+    for chunk in (2**21, 1):  # blocks of one row each, too
+        monkeypatch.setattr(neighbors, "CHUNK_ELEMENTS", chunk)
+        found = refine_neighbors(Y, seeds, c, rounds=rounds)
+        assert same_sets(found, np.array(best))
+    assert same_sets(refine_neighbors(Y, seeds, c), np.array(reference_join(
+        Y, [sorted(row, key=lambda j: float(np.sum((Y[i] - Y[j]) ** 2)))[:c]
+            for i, row in enumerate(seeds.tolist())], c)))  # one round by default
+
+
+def test_nearest_given_keeps_the_nearest_seeds_and_completes_short_rows(points):
+    """Each row's c nearest among its seeds (itself, repeats and -1 dropped); a row
+    left with fewer than c seeds gets its exact neighbours."""
+    seeds = np.array([[(i + s) % 40 for s in (0, 1, 1, 2, 3, 5, 8, -40)] for i in range(40)])
+    seeds[:, -1] = -1
+    seeds[7] = [7, 8, 8, -1, -1, -1, -1, -1]  # one seed but itself: completed
+    found = nearest_given(points, seeds, 3)
+    for i in range(40):
+        listed = {int(j) for j in seeds[i] if j >= 0 and j != i}
+        if len(listed) >= 3:
+            expected = sorted(listed, key=lambda j: float(np.sum((points[i] - points[j]) ** 2)))
+            assert set(found[i]) == set(expected[:3]), i
+        else:
+            assert set(found[i]) == set(brute_knn(points, 3, [i])[0])
+    # seeds narrower than c are padded, then completed
+    assert same_sets(nearest_given(points, seeds[:, 1:3], 4), brute_knn(points, 4))
+
+
+@pytest.mark.parametrize("n, dims, expected", [
+    (EXACT_N, 500, "exact"),                      # up to EXACT_N points: brute force
+    (EXACT_N, 2, "exact"),
+    (EXACT_N + 1, LOW_DIMS, "kd_tree"),           # few dimensions: a tree at any n
+    (10**7, LOW_DIMS, "kd_tree"),
+    (EXACT_N + 1, TREE_DIMS, "kd_tree"),          # up to TREE_DIMS and TREE_N: a tree
+    (TREE_N, TREE_DIMS, "kd_tree"),
+    (TREE_N, TREE_DIMS + 1, "approximate"),       # many dimensions beyond FRESH_EXACT_N
+    (TREE_N + 1, LOW_DIMS + 1, "approximate"),
+    (FRESH_EXACT_N, TREE_DIMS + 1, "exact"),      # ... brute force up to it
+    (FRESH_EXACT_N + 1, TREE_DIMS + 1, "approximate"),
+])
+def test_auto_resolves_as_the_module_documents(n, dims, expected):
+    assert resolve_algorithm("auto", n, dims) == expected
+    for algorithm in ("approximate", "exact", "brute", "kd_tree", "ball_tree", "all"):
+        assert resolve_algorithm(algorithm, n, dims) == algorithm
+
+
+def test_an_unknown_search_is_refused_with_its_name():
+    with pytest.raises(ValueError, match=r"^neighbor_algorithm='knn': must be one of 'auto'"):
+        resolve_algorithm("knn", 10, 2)
+
+
+@pytest.mark.parametrize("algorithm", ["exact", "kd_tree", "brute", "ball_tree", "auto",
+                                       "approximate"])
+def test_every_search_finds_the_exact_neighbours_of_few_points(points, algorithm):
+    for c in (4, 5, 7):
+        found = nearest_candidates(points, c, algorithm)
+        assert same_sets(found, brute_knn(points, c))
+
+
+def test_all_lists_every_other_point_in_order(points):
+    found = nearest_candidates(points[:6], 5, "all")
+    np.testing.assert_array_equal(found, [[j for j in range(6) if j != i] for i in range(6)])
+
+
+def test_the_approximate_search_starts_from_the_warm_graphs(monkeypatch):
+    """With warm graphs of at least c entries a column, the local join from their
+    supports (column j: the neighbours of j); with fewer, a fresh search (exact up to
+    FRESH_EXACT_N points); no HNSW index below FRESH_EXACT_N points."""
+    rng = np.random.default_rng(2)
+    Y = rng.standard_normal((50, 2))
+    monkeypatch.setattr(neighbors, "_hnsw_neighbors", None)
+    # a warm graph whose column j lists j + 1 .. j + 4 (mod n): the seeds of j
+    cols = np.repeat(np.arange(50), 4)
+    rows = (cols + np.tile(np.arange(1, 5), 50)) % 50
+    warm = sp.csc_array((np.ones(200), (rows, cols)), shape=(50, 50))
+    found = nearest_candidates(Y, 4, "approximate", warm=[warm])
+    seeds = rows.reshape(50, 4)
+    best = [sorted(row, key=lambda j: float(np.sum((Y[i] - Y[j]) ** 2)))[:4]
+            for i, row in enumerate(seeds.tolist())]
+    assert same_sets(found, np.array(reference_join(Y, best, 4)))
+    # too few seeds a column for 5 candidates: the exact search
+    assert same_sets(nearest_candidates(Y, 5, "approximate", warm=[warm]), brute_knn(Y, 5))
+    assert same_sets(nearest_candidates(Y, 5, "approximate", warm=[]), brute_knn(Y, 5))
+
+
+def test_a_fresh_approximate_search_of_many_points_builds_an_hnsw_index(monkeypatch):
+    """Beyond FRESH_EXACT_N points without warm graphs: the HNSW candidates (c + 1 a
+    point, itself among them) refined by one round of local join."""
+    rng = np.random.default_rng(3)
+    Y = rng.standard_normal((FRESH_EXACT_N + 1, 3))
+    asked, rounds = [], []
+    real_hnsw, real_refine = neighbors._hnsw_neighbors, neighbors.refine_neighbors
+
+    def hnsw(Y, c):
+        asked.append(c)
+        return real_hnsw(Y, c)
+
+    def refine(Y, seeds, c, rounds_=None, **kwargs):
+        rounds.append(kwargs.get("rounds", rounds_))
+        return real_refine(Y, seeds, c, **kwargs)
+
+    monkeypatch.setattr(neighbors, "_hnsw_neighbors", hnsw)
+    monkeypatch.setattr(neighbors, "refine_neighbors", refine)
+    found = nearest_candidates(Y, 4, "approximate")
+    assert asked == [4] and rounds == [1]
+    rows = np.arange(0, Y.shape[0], 250)
+    truth = brute_knn(Y, 4, rows)
+    recall = np.mean([len(set(found[i]) & set(t)) / 4 for i, t in zip(rows, truth)])
+    assert recall > 0.95 and (found >= 0).all() and (found != np.arange(len(Y))[:, None]).all()
+
+
+def test_the_hnsw_search_is_quiet_one_threaded_and_restores_both():
+    faiss = pytest.importorskip("faiss")
+    Y = np.random.default_rng(4).standard_normal((300, 3))
+    log = logging.getLogger("faiss.loader")
+    log.setLevel(logging.DEBUG)
+    threads = faiss.omp_get_max_threads()
+    seen = []
+    real = faiss.IndexHNSWFlat
+
+    class Spy(real):
+        def add(self, x):
+            seen.append((faiss.omp_get_max_threads(), log.level))
+            return super().add(x)
+
+    faiss.IndexHNSWFlat = Spy
+    try:
+        found = neighbors._hnsw_neighbors(Y, 5)
+    finally:
+        faiss.IndexHNSWFlat = real
+    assert [inside for inside, _ in seen] == [1]  # one thread while the index is built
+    assert faiss.omp_get_max_threads() == threads and log.level == logging.DEBUG
+    assert found.shape == (300, 6)
+    # an HNSW index of 300 points in 3 dimensions finds (nearly) every neighbour
+    truth = brute_knn(Y, 5, range(0, 300, 10))
+    recall = np.mean([len(set(found[i]) & set(t)) / 5
+                      for i, t in zip(range(0, 300, 10), truth)])
+    assert recall > 0.95
+    log.setLevel(logging.NOTSET)
+
+
+def test_quiet_logger_drops_info_and_restores_the_level():
+    log = logging.getLogger("causefs.test.quiet")
+    log.setLevel(logging.DEBUG)
+    with neighbors._quiet_logger("causefs.test.quiet"):
+        assert log.level == logging.WARNING
+    assert log.level == logging.DEBUG
+    log.setLevel(logging.ERROR)
+    with neighbors._quiet_logger("causefs.test.quiet"):
+        assert log.level == logging.ERROR  # a stricter level is kept
+    log.setLevel(logging.NOTSET)
+
+
+def test_the_candidate_table_is_the_union_of_the_searches_and_the_supports():
+    """Column j of the table: the sorted union of row j of the search (-1 dropped) and
+    the supports of column j of each graph; each graph's value there (0 off its
+    support)."""
+    n = 6
+    cand = np.array([[1, 2], [0, -1], [3, 4], [-1, -1], [5, 0], [4, 3]])
+    rng = np.random.default_rng(5)
+    dense_graphs = []
+    for density in (0.3, 0.5):
+        A = np.where(rng.random((n, n)) < density, rng.random((n, n)) + 0.1, 0.0)
+        np.fill_diagonal(A, 0.0)
+        dense_graphs.append(A)
+    table, values = candidate_table(cand, [sp.csc_array(A) for A in dense_graphs])
+    width = 0
+    for j in range(n):
+        expected = sorted({int(i) for i in cand[j] if i >= 0}
+                          | {i for A in dense_graphs for i in range(n) if A[i, j] != 0})
+        width = max(width, len(expected))
+        listed = [int(i) for i in table[j] if i >= 0]
+        assert listed == expected, j
+        assert (table[j, len(listed):] == -1).all()
+        for A, value in zip(dense_graphs, values):
+            np.testing.assert_array_equal(value[j, :len(listed)], A[listed, j])
+            assert (value[j, len(listed):] == 0).all()
+    assert table.shape == (n, width) and table.dtype == np.int64
+    # no graphs: the search's candidates, sorted
+    table, values = candidate_table(cand, [])
+    assert values == []
+    assert [[int(i) for i in row if i >= 0] for row in table] \
+        == [sorted(int(i) for i in row if i >= 0) for row in cand]
+
+
+# ------------------------------------------------- neighbours given to a fit ----------
+
+def ring_graph(n, k, extra=()):
+    """Row i lists i+1 .. i+k (mod n), as a csr array, and (i, j) pairs of ``extra``."""
+    rows = list(np.repeat(np.arange(n), k)) + [i for i, _ in extra]
+    cols = list((np.repeat(np.arange(n), k) + np.tile(np.arange(1, k + 1), n)) % n) \
+        + [j for _, j in extra]
+    return sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(n, n))
+
+
+def raw_csr(rows, n):
+    """A csr array whose row i stores ``rows[i]`` as given: repeats, the diagonal and
+    explicit zeros (value 0 for column 0 of each row) kept."""
+    indptr = np.r_[0, np.cumsum([len(row) for row in rows])]
+    indices = np.array([j for row in rows for j in row])
+    data = np.array([0.0 if position == 0 else 1.0 for row in rows
+                     for position in range(len(row))])
+    return sp.csr_array((data, indices, indptr), shape=(n, n))
+
+
+ROWS = [[1, 2, 3], [0, 0, 2, 5, 1], [2, 3, 4, 6, 6], [4, 5, 6], [5, 6, 0], [6, 0, 1],
+        [0, 1, 2, 3]]
+
+
+def test_a_graph_becomes_the_table_of_its_rows_less_the_diagonal_padded():
+    """Row i of the table: the distinct columns stored in row i but i itself (stored
+    entries count, explicit zeros too, their values do not), -1 after; a row of exactly
+    k + 1 others is enough."""
+    from causefs.numerics.given_neighbors import check_neighbors
+
+    table = check_neighbors(raw_csr(ROWS, 7), 7, 2)
+    expected = [sorted(set(row) - {i}) for i, row in enumerate(ROWS)]
+    width = max(len(row) for row in expected)
+    assert table.dtype == np.int64 and table.shape == (7, width)
+    for i, row in enumerate(expected):
+        assert sorted(table[i, :len(row)].tolist()) == row
+        assert (table[i, len(row):] == -1).all()
+
+
+def test_the_callers_graph_is_left_as_it_was():
+    """The check sums duplicate entries in a copy, never in the caller's graph."""
+    from causefs.numerics.given_neighbors import check_neighbors
+
+    graph = raw_csr(ROWS, 7)
+    before = (graph.data.copy(), graph.indices.copy(), graph.indptr.copy())
+    check_neighbors(graph, 7, 2)
+    for array, was in zip((graph.data, graph.indices, graph.indptr), before):
+        np.testing.assert_array_equal(array, was)
+
+
+def test_a_short_row_is_refused_naming_the_first_and_its_count():
+    from causefs.core.validation import InvalidParameterError
+    from causefs.numerics.given_neighbors import check_neighbors
+
+    graph = ring_graph(8, 4).tolil()
+    graph[3, 5:] = 0  # rows 3 and 5 keep 1 and 2 of their 4 neighbours
+    graph[3, :3] = 0
+    graph[5, 6:] = 0
+    graph[5, :1] = 0
+    graph = sp.csr_array(graph.tocsr())
+    graph.eliminate_zeros()
+    with pytest.raises(InvalidParameterError, match=r"^" + re_escape(
+            "neighbors: 2 rows of the kNN graph (the first: sample 3, 1 neighbours) list "
+            "fewer than n_neighbors + 1 = 4 other samples (the closed form uses the "
+            "(k+1)-th neighbour): build it with at least 4 neighbours a sample") + "$"):
+        check_neighbors(graph, 8, 3)
+    # the last row empty: refused too
+    empty_last = ring_graph(8, 4).tolil()
+    empty_last[7, :] = 0
+    empty_last = sp.csr_array(empty_last.tocsr())
+    empty_last.eliminate_zeros()
+    with pytest.raises(InvalidParameterError, match=r"\(the first: sample 7, 0 neighbours\)"):
+        check_neighbors(empty_last, 8, 3)
+    check_neighbors(ring_graph(8, 4), 8, 3)  # exactly k + 1: enough
+
+
+def re_escape(text):
+    import re
+
+    return re.escape(text)
+
+
+class FitOnly:
+    def fit(self, X):
+        return self
+
+
+def test_an_object_without_kneighbors_is_no_search():
+    from causefs.core.validation import InvalidParameterError
+    from causefs.numerics.given_neighbors import check_neighbors
+
+    for thing in (FitOnly(), type("KneighborsOnly", (), {"kneighbors": lambda self: 0})()):
+        with pytest.raises(InvalidParameterError, match="^" + re_escape(
+                "neighbors must be a sparse (n_samples, n_samples) kNN graph (row i: the "
+                "neighbours of sample i, as sklearn.neighbors.kneighbors_graph makes it) or "
+                "an object with scikit-learn's NearestNeighbors interface (fit, kneighbors); "
+                f"got {type(thing).__name__}") + "$"):
+            check_neighbors(thing, 10, 2)
+
+
+class RecordingSearch:
+    """A search object that records how it is called and answers by brute force."""
+
+    def __init__(self, answer=None):
+        self.calls, self.answer = [], answer
+
+    def fit(self, X):
+        self.fitted = X
+        return self
+
+    def kneighbors(self, X, n_neighbors, return_distance=True):
+        self.calls.append((X, n_neighbors, return_distance))
+        if self.answer is not None:
+            return self.answer
+        return np.array([[i] + list(brute_knn(X, n_neighbors - 1, [i])[0])
+                         for i in range(X.shape[0])])
+
+
+def test_a_search_is_fitted_and_queried_with_the_points_for_indices(points):
+    from causefs.numerics.given_neighbors import check_neighbors, given_candidates
+
+    search = RecordingSearch()
+    found = given_candidates(check_neighbors(search, 40, 3), points, 4)
+    assert search.fitted is points
+    [(X, n_neighbors, return_distance)] = search.calls
+    assert X is points and n_neighbors == 5 and return_distance is False
+    assert same_sets(found, brute_knn(points, 4))
+
+
+def test_a_search_listing_a_sample_beyond_the_last_is_refused_with_what_it_gave(points):
+    from causefs.core.validation import InvalidParameterError
+    from causefs.numerics.given_neighbors import check_neighbors, given_candidates
+
+    answer = np.tile(np.arange(5), (40, 1))
+    answer[3, 2] = 40  # one index past the last sample
+    with pytest.raises(InvalidParameterError, match="^" + re_escape(
+            "neighbors: RecordingSearch.kneighbors(X, n_neighbors=5, return_distance=False) "
+            "must return an (40, 5) array of sample indices, got int64 of shape (40, 5)")):
+        given_candidates(check_neighbors(RecordingSearch(answer), 40, 3), points, 4)
+    answer[3, 2] = 39  # the last sample is a sample
+    assert given_candidates(RecordingSearch(answer), points, 4).shape == (40, 4)
+
+
+def test_the_hnsw_search_silences_faiss_loader_while_importing_it(monkeypatch, caplog):
+    """faiss logs the CPU builds it tried at INFO on ``faiss.loader`` when imported: the
+    search drops those records (a user's INFO logging stays readable)."""
+    import importlib
+
+    from causefs.core import extras
+
+    pytest.importorskip("faiss")
+    real = importlib.import_module
+
+    def importing(name, *args):
+        logging.getLogger("faiss.loader").info("Loading faiss with AVX2 support.")
+        logging.getLogger("faiss.other").info("kept")
+        return real(name, *args)
+
+    monkeypatch.setattr(extras.importlib, "import_module", importing)
+    caplog.set_level(logging.INFO)
+    neighbors._hnsw_neighbors(np.random.default_rng(6).standard_normal((50, 2)), 3)
+    assert [r.name for r in caplog.records] == ["faiss.other"]
+
+
+def test_without_faiss_the_hnsw_search_says_what_needs_it_and_how_to_install_it(monkeypatch):
+    import importlib
+
+    from causefs.core import extras
+    from causefs.core.extras import MissingDependencyError
+
+    real = importlib.import_module
+
+    def missing(name, *args):
+        if name == "faiss":
+            raise ModuleNotFoundError("No module named 'faiss'", name="faiss")
+        return real(name, *args)
+
+    monkeypatch.setattr(extras.importlib, "import_module", missing)
+    with pytest.raises(MissingDependencyError, match="^" + re_escape(
+            "a fresh neighbour search beyond n = 5000 samples (neighbor_algorithm='auto' on "
+            "points of more than 32 dimensions, beyond 10,000 on fewer; 'exact' does without) "
+            "needs 'faiss', which is not installed; the 'faiss' extra installs it: "
+            "pip install \"causefs[faiss]\"") + "$"):
+        neighbors._hnsw_neighbors(np.zeros((10, 2)), 3)
+
+
+def test_points_that_differ_by_a_tiny_amount_are_no_copies():
+    """Copies are rows of equal coordinates: 1e-20 and 0 are two points. Point 3 (at 0)
+    has its copies 4 and 5 at distance 0, then the three points at 1e-20 (ties: by
+    index); merged as one point they would give 0, 1, 2 first."""
+    from causefs.numerics.neighbors import distinct_neighbors
+
+    Y = np.array([1e-20] * 3 + [0.0] * 3 + [1.0] * 6)[:, None]
+    for search in (exact_neighbors, tree_neighbors):
+        found = distinct_neighbors(Y, 3, search)
+        assert set(found[3]) == {4, 5, 0}, found[3]
+
+
+def reversed_ties(Y, c):
+    """A legitimate exact search that breaks distance ties by the larger index."""
+    return np.array([sorted((j for j in range(len(Y)) if j != i),
+                            key=lambda j: (float(np.sum((Y[i] - Y[j]) ** 2)), -j))[:c]
+                     for i in range(len(Y))])
+
+
+def test_at_the_distinct_share_the_copies_are_still_searched_once_ties_by_index():
+    """Exactly DISTINCT_SHARE of the points distinct: the distinct search, whose ties
+    between copies go by index whatever the search's (here the larger index first)."""
+    from causefs.numerics.neighbors import DISTINCT_SHARE, distinct_neighbors
+
+    assert DISTINCT_SHARE == 0.5
+    Y = np.repeat([0.0, 10.0, 20.0, 30.0], 2)[:, None]  # 4 distinct of 8
+    found = distinct_neighbors(Y, 2, reversed_ties)
+    # point 0: its copy 1, then the copies 2 and 3 of 10: by index, 2
+    assert [set(row) for row in found[:2]] == [{1, 2}, {0, 2}]
+    Y = np.r_[Y[:, 0], 40.0][:, None]  # 5 of 9: the search itself
+    assert set(distinct_neighbors(Y, 2, reversed_ties)[0]) == {1, 3}
+
+
+def test_each_point_keeps_the_first_rows_that_list_it():
+    """The reverse neighbours of a point listed by more than c rows: the first c rows by
+    index (reproducible whatever the sort)."""
+    best = np.array([[1, 2]] * 40)  # every row lists 1 and 2
+    best[1] = [0, 2]
+    best[2] = [0, 1]
+    reverse = neighbors._reverse_neighbors(best)
+    np.testing.assert_array_equal(reverse[1], [0, 2])
+    np.testing.assert_array_equal(reverse[2], [0, 1])
+    np.testing.assert_array_equal(reverse[0], [1, 2])
+    assert (reverse[3:] == -1).all() and reverse.dtype == np.int64
+
+
+def test_the_local_search_pads_rows_it_cannot_fill_with_minus_one():
+    """Cliques of 3 points seeding a search of 4 candidates: every row finds its 2
+    clique mates and nothing else; the rest is -1 (the caller completes it)."""
+    Y = np.random.default_rng(7).standard_normal((12, 2))
+    seeds = np.array([[j for j in range(3 * (i // 3), 3 * (i // 3) + 3) if j != i]
+                      for i in range(12)])
+    found = refine_neighbors(Y, seeds, 4)
+    for i, row in enumerate(found):
+        assert set(row[row >= 0]) == set(seeds[i])
+        assert sorted(row.tolist())[:2] == [-1, -1]
+
+
+def test_warm_seeds_that_leave_rows_short_are_completed_exactly():
+    """A warm graph whose column 0 lists 4 points (so the seed table is 4 wide) and
+    whose other columns list the 2 mates of their clique of 3: the local join leaves
+    those rows short, and they get their exact neighbours."""
+    rng = np.random.default_rng(8)
+    Y = rng.standard_normal((30, 2))
+    rows, cols = [1, 2, 3, 4], [0, 0, 0, 0]
+    for j in range(3, 30):
+        mates = [i for i in range(3 * (j // 3), 3 * (j // 3) + 3) if i != j]
+        rows += mates
+        cols += [j, j]
+    warm = sp.csc_array((np.ones(len(rows)), (rows, cols)), shape=(30, 30))
+    found = nearest_candidates(Y, 4, "approximate", warm=[warm])
+    assert (found >= 0).all()
+    for j in range(6, 30):  # cliques 6-8, ..., 27-29 reach nothing else (0-5 reach 0)
+        assert set(found[j]) == set(brute_knn(Y, 4, [j])[0]), j
+
+
+def test_rows_an_hnsw_search_leaves_short_are_completed_exactly(monkeypatch):
+    """An HNSW index may return -1 for points it did not reach: those rows get their
+    exact neighbours; at exactly FRESH_EXACT_N points no index is built."""
+    Y = np.random.default_rng(9).standard_normal((FRESH_EXACT_N + 1, 2))
+    monkeypatch.setattr(neighbors, "_hnsw_neighbors",
+                        lambda Y, c: np.full((Y.shape[0], c + 1), -1, dtype=np.int64))
+    found = nearest_candidates(Y, 3, "approximate")
+    rows = [0, 1234, FRESH_EXACT_N]
+    assert same_sets(found[rows], brute_knn(Y, 3, rows))
+    monkeypatch.setattr(neighbors, "_hnsw_neighbors", None)
+    found = nearest_candidates(Y[:FRESH_EXACT_N], 3, "approximate")
+    assert same_sets(found[rows[:2]], brute_knn(Y[:FRESH_EXACT_N], 3, rows[:2]))
+
+
+def test_many_copies_are_listed_lowest_index_first():
+    """Hundreds of copies of three points: each point's candidates are its copies of
+    lowest index (the docstring's tie rule), found however the copies are sorted."""
+    from causefs.numerics.neighbors import distinct_neighbors
+
+    values = np.random.default_rng(10).integers(0, 3, 300).astype(float)
+    Y = values[:, None]
+    for search in (exact_neighbors, tree_neighbors):
+        found = distinct_neighbors(Y, 3, search)
+        for i in range(300):
+            copies = [j for j in range(300) if j != i and values[j] == values[i]][:3]
+            assert set(found[i]) == set(copies), i
