@@ -10,7 +10,8 @@ import pytest
 import scipy.sparse as sp
 
 from causefs.numerics import neighbors
-from causefs.numerics.neighbors import (EXACT_N, FRESH_EXACT_N, LOW_DIMS, TREE_DIMS, TREE_N,
+from causefs.numerics.neighbors import (EXACT_N, FRESH_EXACT_N, LOW_DIMS, SMALL_TREE_DIMS,
+                                        SMALL_TREE_N, TREE_DIMS, TREE_N,
                                         candidate_table, exact_neighbors,
                                         half_squared_distances, nearest_candidates,
                                         nearest_given, refine_neighbors, resolve_algorithm,
@@ -132,7 +133,10 @@ def test_nearest_given_keeps_the_nearest_seeds_and_completes_short_rows(points):
 
 @pytest.mark.parametrize("n, dims, expected", [
     (EXACT_N, 500, "exact"),                      # up to EXACT_N points: brute force
-    (EXACT_N, 2, "exact"),
+    (EXACT_N, SMALL_TREE_DIMS + 1, "exact"),
+    (EXACT_N, 2, "kd_tree"),                      # ... but a tree for few dimensions
+    (SMALL_TREE_N, SMALL_TREE_DIMS, "kd_tree"),   # from SMALL_TREE_N points
+    (SMALL_TREE_N - 1, 2, "exact"),
     (EXACT_N + 1, LOW_DIMS, "kd_tree"),           # few dimensions: a tree at any n
     (10**7, LOW_DIMS, "kd_tree"),
     (EXACT_N + 1, TREE_DIMS, "kd_tree"),          # up to TREE_DIMS and TREE_N: a tree
