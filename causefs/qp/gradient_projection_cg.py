@@ -51,13 +51,14 @@ class GradientProjectionCGBackend(QPBackend):
     def products(self, max_products: int | None) -> float:
         """Its budget (every product counts against it) and the safeguard's two values;
         the arc search's retries can overrun the budget in its last phase."""
-        budget = self.max_iter if max_products is None else min(self.max_iter, max_products)
-        return budget + 1.0
+        return self._budget(max_products) + 1.0
+
+    def _budget(self, max_products: int | None) -> int:
+        """Products a solve may make: ``max_iter``, or less where the caller bounds it."""
+        return self.max_iter if max_products is None else min(self.max_iter, max_products)
 
     def solve(self, qp: SimplexQP, x0: np.ndarray) -> QPResult:
-        budget = self.max_iter if qp.max_products is None else min(self.max_iter,
-                                                                    qp.max_products)
-        run = _Solve(self, qp, x0, budget)
+        run = _Solve(self, qp, x0, self._budget(qp.max_products))
         converged, gap, previous_f = False, np.inf, np.inf
         while not run.spent():
             g, f, scale = run.refresh()

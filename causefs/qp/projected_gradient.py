@@ -61,9 +61,13 @@ class ProjectedGradientBackend(QPBackend):
         """The start's product, the power iteration's, one per iteration and the
         safeguard's two values; a step whose quadratic bound fails (the power
         iteration's estimate more than 1 % short) costs one more, which is rare."""
-        budget = self.max_iter if max_products is None else max(1, min(self.max_iter,
-                                                                       max_products))
-        return 1.0 + POWER_ITERATIONS + budget + 1.0
+        return 1.0 + POWER_ITERATIONS + self._budget(max_products) + 1.0
+
+    def _budget(self, max_products: int | None) -> int:
+        """Iterations a solve may make: ``max_iter``, or less (at least one) where the
+        caller bounds its products."""
+        return self.max_iter if max_products is None else max(1, min(self.max_iter,
+                                                                     max_products))
 
     def solve(self, qp: SimplexQP, x0: np.ndarray) -> QPResult:
         q, total = qp.linear, qp.total
@@ -76,8 +80,7 @@ class ProjectedGradientBackend(QPBackend):
         converged = False
         n_iter = 0
         best, best_at = f, 0
-        budget = self.max_iter if qp.max_products is None else max(1, min(
-            self.max_iter, qp.max_products))
+        budget = self._budget(qp.max_products)
         for n_iter in range(1, budget + 1):
             gy = Py + q
             fy = float(0.5 * (y @ Py) + q @ y)
