@@ -1,11 +1,8 @@
 """Kernels and QP backends (parametrized over the registry) and their agreement."""
 
-import dataclasses
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from causefs.blocks.descent.sample_weights import sample_weight_qp
 from causefs import CauseFS
@@ -15,7 +12,6 @@ from causefs.plugins import available, make_kernel, make_qp_backend
 from causefs.model.treatments import treatment_coding
 from causefs.qp import project_simplex
 from causefs.testing import check_kernel, check_qp_backend, states
-from causefs.testing.strategies import simplex_qps
 
 pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
 
@@ -125,40 +121,30 @@ def test_fits_agree_in_both_balance_forms():
     assert np.array_equal(fits[0].ranking_, fits[1].ranking_)
 
 
-class _CountedOperator:
-    """A balance operator that counts what a solve asks of it: a product as 1, a
-    quadratic form as 1/2 (the unit :meth:`QPBackend.products` declares in)."""
 
-    def __init__(self, operator):
-        self.operator, self.count = operator, 0.0
+@pytest.mark.parametrize("name", ["projected_gradient", "gradient_projection_cg"])
+@pytest.mark.parametrize("budget", [3, 5, 12, 30])
+def test_a_budget_holds_when_the_step_backtracks(name, budget):
+    """P = diag(1, ..., 1.1, ..., 1): the power iteration from the projected gradient's
+    fixed start barely sees the eigenvalue 1.1 (its start is nearly orthogonal to
+    e_13), so the first steps fail their quadratic bound and are retried. The retries
+    count against the budget: the projected gradient once made one product more than it
+    declares (18 for 17 at a budget of 3)."""
+    from causefs.qp import SimplexQP
+    from causefs.testing.checks import _CountedBalance
+    from causefs.testing.strategies import _DenseOperator
 
-    def matvec(self, v):
-        self.count += 1.0
-        return self.operator.matvec(v)
-
-    def quad(self, v):
-        self.count += 0.5
-        return self.operator.quad(v)
-
-    def diagonal(self):
-        return self.operator.diagonal()
-
-    def dense(self):
-        return self.operator.dense()
-
-
-@settings(max_examples=60, deadline=None)
-@given(qp=simplex_qps(min_size=3), budget=st.integers(1, 15), seed=st.integers(0, 2**16))
-def test_gpcg_never_makes_more_products_than_its_budget_allows(qp, budget, seed):
-    """GPCG given ``max_products = b`` asks the operator for at most b products and the
-    safeguard's two values (b + 1 products), counted here through the operator; the
-    arc search once retried past the budget (b = 1: 3 products; up to 30 more in
-    general). The budget is honoured whether or not the solve converges first."""
-    counted = _CountedOperator(qp.balance)
-    qp = dataclasses.replace(qp, balance=counted, max_products=budget)
-    backend = make_qp_backend("gradient_projection_cg")
-    x0 = np.random.default_rng(seed).dirichlet(np.ones(qp.n)) * qp.total
-    result = backend.solve(qp, x0)
-    assert counted.count <= budget + 1.0, (counted.count, budget)
-    assert backend.products(budget) == budget + 1.0
-    assert qp.value(result.x) <= qp.value(x0) + 1e-12 * max(1.0, abs(qp.value(x0)))
+    n = 20
+    eigenvalues = np.ones(n)
+    eigenvalues[13] = 1.1
+    counted = _CountedBalance(_DenseOperator(np.diag(eigenvalues)))
+    qp = SimplexQP(diag=np.zeros(n), linear=np.zeros(n), total=1.0, balance=counted,
+                   balance_weight=1.0, max_products=budget)
+    backend = make_qp_backend(name)
+    result = backend.solve(qp, np.full(n, 1.0 / n))
+    assert counted.products <= backend.products(budget)
+    # the minimizer, x_i proportional to 1 / eigenvalue_i, is approached all the same
+    optimum = (1.0 / eigenvalues) / (1.0 / eigenvalues).sum()
+    assert qp.value(result.x) <= qp.value(np.full(n, 1.0 / n))
+    if budget == 30:
+        assert np.abs(result.x - optimum).max() < 1e-3
