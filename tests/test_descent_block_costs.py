@@ -207,19 +207,12 @@ def test_the_sample_weights_declare_balance_products_exactly_when_a_step_makes_t
     assert block("sample_weights").cost(size_of(n, d, balance=False)).balance_products == 0
 
 
-OVERRUN = pytest.mark.xfail(strict=True, reason=(
-    "GPCG's arc search does not check the budget between its retries: a budget the "
-    "first refresh spends is overrun by one product (reported, not fixed: it changes "
-    "the iterates of budget-bound solves)"))
-
-
 @pytest.mark.parametrize("backend, options", [
     (backend, options) for backend in ("projected_gradient", "gradient_projection_cg")
     for options in ({}, {"precision": "float64"}, {"max_products": 5}, {"max_products": 30},
                     {"max_products": None})
-] + [("projected_gradient", {"max_products": 1, "precision": "float64"}),
-     pytest.param("gradient_projection_cg", {"max_products": 1, "precision": "float64"},
-                  marks=OVERRUN)])
+] + [(backend, {"max_products": 1, "precision": "float64"})
+      for backend in ("projected_gradient", "gradient_projection_cg")])
 def test_the_sample_weights_declare_every_balance_product_a_step_makes(backend, options):
     """The products a step makes, counted through the operator, are at most those the
     block declares, for both matrix-free backends, both precisions and several

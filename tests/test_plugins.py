@@ -50,8 +50,14 @@ class WarmStartOnly(QPBackend):
 
     name = "short_gpcg"
 
+    def __init__(self):
+        self.solver = GradientProjectionCGBackend(max_iter=3000)
+
     def solve(self, qp, x0):
-        return GradientProjectionCGBackend(max_iter=3000).solve(qp, x0)
+        return self.solver.solve(qp, x0)
+
+    def products(self, max_products):
+        return self.solver.products(max_products)
 
 
 class FirstFeatures(AllFeatures):

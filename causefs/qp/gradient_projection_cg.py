@@ -49,8 +49,8 @@ class GradientProjectionCGBackend(QPBackend):
         self.cg_rtol = check_value("cg_rtol", cg_rtol, Interval(float, 0, 1, closed="left"))
 
     def products(self, max_products: int | None) -> float:
-        """Its budget (every product counts against it) and the safeguard's two values;
-        the arc search's retries can overrun the budget in its last phase."""
+        """Its budget (every product, the arc search's retries included, is checked
+        against it before it is made) and the safeguard's two values."""
         return self._budget(max_products) + 1.0
 
     def _budget(self, max_products: int | None) -> int:
@@ -126,9 +126,12 @@ class _Solve:
 
     def _arc_search(self, g: np.ndarray):
         """A point of sufficient decrease on the projection arc: ``(d, P d, d'P d)``, or
-        None when x is stationary for the projected gradient or none was found."""
+        None when x is stationary for the projected gradient, none was found, or the
+        budget ran out (a retry past it would overrun the declared products)."""
         t = self.step
         for _ in range(30):
+            if self.spent():
+                return None
             d = project_simplex(self.x - t * g, self.qp.total) - self.x
             Pd = self.product(d)
             curvature, slope = d @ Pd, g @ d

@@ -45,7 +45,8 @@ class ProjectedGradientBackend(QPBackend):
     rtol : float
         Relative optimality tolerance (Frank-Wolfe gap, or improvement over a window).
     max_iter : int
-        Most iterations.
+        Most products of the iterations: one each, and one more for every retry of a
+        step whose quadratic bound failed.
     stall_iter : int
         Iterations without a relative improvement of ``rtol`` before stopping.
     """
@@ -58,14 +59,14 @@ class ProjectedGradientBackend(QPBackend):
         self.stall_iter = check_value("stall_iter", stall_iter, Interval(int, 1))
 
     def products(self, max_products: int | None) -> float:
-        """The start's product, the power iteration's, one per iteration and the
-        safeguard's two values; a step whose quadratic bound fails (the power
-        iteration's estimate more than 1 % short) costs one more, which is rare."""
+        """The start's product, the power iteration's, the iterations' budget (a step
+        whose quadratic bound fails spends one more of it on its retry) and the
+        safeguard's two values."""
         return 1.0 + POWER_ITERATIONS + self._budget(max_products) + 1.0
 
     def _budget(self, max_products: int | None) -> int:
-        """Iterations a solve may make: ``max_iter``, or less (at least one) where the
-        caller bounds its products."""
+        """Products the iterations may make: ``max_iter``, or less (at least one) where
+        the caller bounds them."""
         return self.max_iter if max_products is None else max(1, min(self.max_iter,
                                                                      max_products))
 
@@ -81,12 +82,18 @@ class ProjectedGradientBackend(QPBackend):
         n_iter = 0
         best, best_at = f, 0
         budget = self._budget(qp.max_products)
-        for n_iter in range(1, budget + 1):
+        spent = 0  # the iterations' products, the retries of failed steps included
+        while spent < budget:
+            n_iter += 1
             gy = Py + q
             fy = float(0.5 * (y @ Py) + q @ y)
-            for _ in range(64):
+            accepted = False
+            for _ in range(64):  # doublings of L; past them rounding dominates
+                if spent >= budget:
+                    break
                 x_new = project_simplex(y - gy / L, total)
                 Px_new = qp.matvec(x_new)
+                spent += 1
                 f_new = float(0.5 * (x_new @ Px_new) + q @ x_new)
                 d = x_new - y
                 bound = fy + gy @ d + 0.5 * L * (d @ d)
@@ -94,9 +101,10 @@ class ProjectedGradientBackend(QPBackend):
                 rounding = 1e-12 * (np.abs(x_new) @ np.abs(Px_new) + np.abs(q) @ np.abs(x_new)
                                     + np.abs(y) @ np.abs(Py) + np.abs(q) @ np.abs(y))
                 if f_new <= bound + rounding:
+                    accepted = True
                     break
                 L *= 2.0
-            else:  # the quadratic bound never held: rounding dominates, stop here
+            if not accepted:  # the budget or the bound ran out: x stays the last iterate
                 break
             gradient = Px_new + q
             gap = qp.frank_wolfe_gap(x_new, gradient)

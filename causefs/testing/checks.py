@@ -9,6 +9,8 @@ them) from :mod:`causefs.testing.profiles`; ``max_examples`` overrides the profi
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import scipy.sparse as sp
 from hypothesis import given, settings
@@ -212,6 +214,9 @@ def check_qp_backend(backend, *, max_examples: int | None = None, rtol: float = 
 
     The result is feasible, reports its own objective, never exceeds the warm start, and
     is within ``rtol`` (relative to the objective's scale) of the KKT-certified optimum.
+    Given a budget (``SimplexQP.max_products``), a solve asks the balance operator for no
+    more products than the backend declares (:meth:`QPBackend.products`; a quadratic
+    form counts as half a product): the time estimate and the memory guard rely on it.
     """
 
     @st.composite
@@ -239,4 +244,40 @@ def check_qp_backend(backend, *, max_examples: int | None = None, rtol: float = 
             f"certified optimum {optimum!r}"
         )
 
+    @_settings(max_examples)
+    @given(cases(), st.integers(1, 15))
+    def budget_property(case, budget):
+        qp, x0 = case
+        counted = _CountedBalance(qp.balance)
+        qp = dataclasses.replace(qp, balance=counted, max_products=budget)
+        backend.solve(qp, x0)
+        declared = backend.products(budget)
+        assert counted.products <= declared, (
+            f"a solve given max_products={budget} made {counted.products:g} products with "
+            f"the balance operator; products({budget}) declares {declared:g} (a backend "
+            "that makes products with P overrides QPBackend.products to say how many)")
+
     property_()
+    budget_property()
+
+
+class _CountedBalance:
+    """A balance operator that counts what a solve asks of it: a product as one, a
+    quadratic form as half of one."""
+
+    def __init__(self, operator):
+        self.operator, self.products = operator, 0.0
+
+    def matvec(self, v):
+        self.products += 1.0
+        return self.operator.matvec(v)
+
+    def quad(self, v):
+        self.products += 0.5
+        return self.operator.quad(v)
+
+    def diagonal(self):
+        return self.operator.diagonal()
+
+    def dense(self):
+        return self.operator.dense()
