@@ -323,3 +323,66 @@ def test_a_long_block_is_logged_while_it_runs(caplog, monkeypatch, blobs):
     beats = [r for r in caplog.records if "block 'slow' (iteration 1) running for" in
              r.getMessage()]
     assert beats and beats[0].created < ended[0]
+
+
+def test_busy_elsewhere_is_the_machines_cpu_time_less_this_process_over_an_interval():
+    """Cores busy elsewhere = (machine busy seconds - own seconds) / wall seconds, once an
+    interval of BUSY_INTERVAL has passed; the cached value within it."""
+    from causefs.numerics.threads import BUSY_INTERVAL, _BusyElsewhere
+
+    clock = iter([0.0, 0.1, 1.0, 1.1, 3.0])
+    samples = iter([(10.0, 2.0), (11.5, 2.5), (12.5, 2.5)])
+    busy = _BusyElsewhere(read=lambda: next(samples), clock=lambda: next(clock))
+    assert busy() is None  # t = 0: the first sample, no interval yet
+    assert busy() is None  # t = 0.1 < BUSY_INTERVAL: not measured again
+    assert 0.1 < BUSY_INTERVAL < 1.0
+    # t = 1: the machine was busy 1.5 s, this process 0.5 s of them: one other core
+    assert busy() == pytest.approx(1.0)
+    assert busy() == pytest.approx(1.0)  # t = 1.1: cached
+    # t = 3, two seconds on: 1.0 s busy, none of it this process's: half a core
+    assert busy() == pytest.approx(0.5)
+    assert _BusyElsewhere(read=lambda: None)() == 0.0  # no /proc/stat: as if idle
+
+
+def test_the_cpu_seconds_read_count_this_process_within_the_machines():
+    """A busy loop of this process shows in both readings of ``_cpu_seconds``, the
+    machine's at least as much as the process's (to the kernel's 10 ms ticks)."""
+    import os
+    import time
+
+    from causefs.numerics.threads import _cpu_seconds
+
+    before = _cpu_seconds()
+    if before is None:
+        pytest.skip("no /proc/stat on this system")
+    start = time.process_time()
+    while time.process_time() - start < 0.3:
+        pass
+    after = _cpu_seconds()
+    own = after[1] - before[1]
+    assert 0.25 <= own <= 0.3 + 0.3 * os.cpu_count()
+    assert after[0] - before[0] >= own - 0.05
+
+
+@pytest.mark.parametrize("busy, cores, expected", [
+    (0.0, 2, 2), (0.4, 2, 2), (0.6, 2, 1), (1.0, 2, 1), (None, 2, 1), (3.0, 8, 2),
+    (7.0, 8, 1)])
+def test_a_large_operation_widens_only_onto_cores_left_idle(monkeypatch, busy, cores,
+                                                            expected):
+    """The caller allows two threads; BLAS widens to them less the cores busy elsewhere
+    (rounded), to one before the first interval is measured."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from causefs.numerics import threads as threads_module
+
+    monkeypatch.setattr(threads_module, "_BUSY", lambda: busy)
+    monkeypatch.setattr(threads_module.os, "cpu_count", lambda: cores)
+    with threadpool_limits(limits=2), threads_module.fit_threads():
+        assert threads_module.wide_threads() == expected
+        with threads_module.threads_for(1e12):
+            blas = {info["num_threads"] for info in threadpool_info()
+                    if info["user_api"] == "blas" and info.get("threading_layer") != "openmp"}
+        with threads_module.threads_for(1e3):  # small: one thread whatever is idle
+            small = {info["num_threads"] for info in threadpool_info()
+                     if info["user_api"] == "blas" and info.get("threading_layer") != "openmp"}
+    assert blas == {expected} and small == {1}

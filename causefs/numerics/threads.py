@@ -3,19 +3,32 @@
 Most of a fit's BLAS calls are too small to share between threads, and sharing them made
 them slower (docs/PERFORMANCE.md, "Threads"). A fit therefore runs with one BLAS thread
 and widens to the threads the caller had (``OMP_NUM_THREADS``, threadpoolctl limits) only
-around operations above :data:`WIDE_FLOPS`.
+around operations above :data:`WIDE_FLOPS`, and only onto cores other processes leave
+idle (:func:`busy_elsewhere`): OpenBLAS's threads wait for each other by spinning and
+yielding, so a widened operation on cores another process keeps busy ran many times
+slower than on one thread (COIL20's default fit beside four single-threaded jobs on two
+cores: 31.8 s against 5.5 s with one thread, docs/PERFORMANCE.md, "Threads").
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from threadpoolctl import ThreadpoolController
 
 #: floating-point operations above which an operation uses every thread the caller allows
 WIDE_FLOPS = 2e8
+#: seconds over which the cores other processes keep busy are measured (a shorter
+#: interval is noise: the kernel counts CPU time in ticks of 10 ms)
+BUSY_INTERVAL = 0.25
+#: cores other processes may keep busy before a widened operation loses a thread: the
+#: threads a fit widens to are those the caller allows less the cores busy elsewhere,
+#: rounded (half a core busy elsewhere still leaves two of two threads)
+BUSY_ROUNDING = 0.5
 
 
 class _Threads:
@@ -44,9 +57,60 @@ class _Threads:
 _THREADS = _Threads()
 
 
+def _cpu_seconds() -> tuple[float, float] | None:
+    """(CPU seconds every core of the machine has been busy, CPU seconds of this
+    process), from ``/proc/stat`` and :func:`os.times`; None where there is no
+    ``/proc/stat`` (not Linux)."""
+    try:
+        with open("/proc/stat", "rb") as stat:
+            fields = stat.readline().split()
+    except OSError:
+        return None
+    # cpu  user nice system idle iowait irq softirq steal ...: idle and iowait are idle
+    ticks = [int(v) for v in fields[1:9]]
+    busy = sum(ticks) - ticks[3] - ticks[4]
+    own = os.times()
+    return busy / os.sysconf("SC_CLK_TCK"), own.user + own.system
+
+
+class _BusyElsewhere:
+    """Cores other processes kept busy over the last :data:`BUSY_INTERVAL` or more."""
+
+    def __init__(self, read=_cpu_seconds, clock=time.monotonic):
+        self.read, self.clock = read, clock
+        self.last = None  # (time, busy, own) of the last sample
+        self.cores = None  # None until an interval has been measured
+
+    def __call__(self) -> float | None:
+        now = self.clock()
+        if self.last is not None and now - self.last[0] < BUSY_INTERVAL:
+            return self.cores
+        sample = self.read()
+        if sample is None:
+            return 0.0  # nothing to measure with: as before (the caller's threads)
+        if self.last is not None:
+            elapsed = now - self.last[0]
+            # the machine's busy time less this process's own (its threads included)
+            others = (sample[0] - self.last[1]) - (sample[1] - self.last[2])
+            self.cores = max(0.0, others / elapsed)
+        self.last = (now, *sample)
+        return self.cores
+
+
+_BUSY = _BusyElsewhere()
+
+
+def busy_elsewhere() -> float | None:
+    """Cores other processes kept busy lately: the machine's busy CPU time less this
+    process's over the last interval of at least :data:`BUSY_INTERVAL` (None before a
+    first interval is measured; 0.0 where the machine's CPU time cannot be read)."""
+    return _BUSY()
+
+
 @contextlib.contextmanager
 def fit_threads():
     """Run the body with one BLAS/OpenMP thread, remembering the caller's numbers."""
+    busy_elsewhere()  # starts the interval the first widening is judged over
     outer = _THREADS.caller
     controller = _THREADS.controller if outer is not None else _THREADS.refresh()
     _THREADS.caller = max([info["num_threads"] for info in controller.info()] or [1])
@@ -65,11 +129,24 @@ def caller_threads() -> int:
     return _THREADS.caller or 1
 
 
+def wide_threads() -> int:
+    """The BLAS threads a large operation gets now: the caller's, less the cores other
+    processes keep busy (rounded; one while that is not yet measured)."""
+    threads = caller_threads()
+    if threads <= 1:
+        return 1
+    busy = busy_elsewhere()
+    if busy is None:
+        return 1
+    return max(1, min(threads, int((os.cpu_count() or 1) - busy + BUSY_ROUNDING)))
+
+
 @contextlib.contextmanager
 def threads_for(flops: float):
-    """Inside :func:`fit_threads`: the caller's threads for an operation of ``flops``."""
-    threads = caller_threads()
-    if threads <= 1 or flops < WIDE_FLOPS:
+    """Inside :func:`fit_threads`: the threads of :func:`wide_threads` for an operation
+    of ``flops`` above :data:`WIDE_FLOPS`, one below."""
+    threads = 1 if flops < WIDE_FLOPS else wide_threads()
+    if threads <= 1:
         yield
         return
     with _THREADS.controller.limit(limits=threads, user_api="blas"):
