@@ -20,6 +20,7 @@ from causefs.engine import balance_of, build_part
 from causefs.kernels import LinearKernel
 from causefs.model.fit_size import FitSize
 from causefs.model.problem import Problem
+from causefs.testing import CountedBalance
 from causefs.model.settings import DEFAULTS, Settings
 from causefs.model.subproblems import SelectionSystem
 from causefs.model.treatments import treatment_coding
@@ -195,7 +196,7 @@ def count_products(state, **options):
     form counts as half of one: it needs one product's work)."""
     counted = []
     make = state.problem.balance
-    state.problem.balance = lambda *args: _Counting(make(*args), counted)
+    state.problem.balance = lambda *args: CountedBalance(make(*args), counted)
     block("sample_weights", **options).step(state)
     return sum(counted)
 
@@ -231,7 +232,7 @@ def test_the_sample_weights_declare_every_balance_product_a_step_makes(backend, 
         counted = []
         state = cause_fs_state(n, d, beta=beta, seed=seed)
         make = state.problem.balance
-        state.problem.balance = lambda *args: _Counting(make(*args), counted)
+        state.problem.balance = lambda *args: CountedBalance(make(*args), counted)
         made("sample_weights", **options).step(state)
         assert 0 < sum(counted) <= declared, (sum(counted), declared)
     # worked out from the solvers (a value is half a product): the projected gradient
@@ -245,27 +246,6 @@ def test_the_sample_weights_declare_every_balance_product_a_step_makes(backend, 
         assert declared == expected + float32
         if backend == "projected_gradient" or budget <= 12:
             assert sum(counted) == declared
-
-
-class _Counting:
-    """A balance operator that counts its products (a quadratic form as half one)."""
-
-    def __init__(self, operator, counted):
-        self.operator, self.counted = operator, counted
-
-    def matvec(self, x):
-        self.counted.append(1.0)
-        return self.operator.matvec(x)
-
-    def quad(self, x):
-        self.counted.append(0.5)
-        return self.operator.quad(x)
-
-    def low_precision(self):
-        return _Counting(self.operator.low_precision(), self.counted)
-
-    def __getattr__(self, name):
-        return getattr(self.operator, name)
 
 
 def test_the_sample_weight_work_grows_with_the_granular_hessian_it_builds():

@@ -131,13 +131,13 @@ def test_a_budget_holds_when_the_step_backtracks(name, budget):
     count against the budget: the projected gradient once made one product more than it
     declares (18 for 17 at a budget of 3)."""
     from causefs.qp import SimplexQP
-    from causefs.testing.checks import _CountedBalance
+    from causefs.testing import CountedBalance
     from causefs.testing.strategies import _DenseOperator
 
     n = 20
     eigenvalues = np.ones(n)
     eigenvalues[13] = 1.1
-    counted = _CountedBalance(_DenseOperator(np.diag(eigenvalues)))
+    counted = CountedBalance(_DenseOperator(np.diag(eigenvalues)))
     qp = SimplexQP(diag=np.zeros(n), linear=np.zeros(n), total=1.0, balance=counted,
                    balance_weight=1.0, max_products=budget)
     backend = make_qp_backend(name)

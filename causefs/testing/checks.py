@@ -248,7 +248,7 @@ def check_qp_backend(backend, *, max_examples: int | None = None, rtol: float = 
     @given(cases(), st.integers(1, 15))
     def budget_property(case, budget):
         qp, x0 = case
-        counted = _CountedBalance(qp.balance)
+        counted = CountedBalance(qp.balance)
         qp = dataclasses.replace(qp, balance=counted, max_products=budget)
         backend.solve(qp, x0)
         declared = backend.products(budget)
@@ -261,23 +261,35 @@ def check_qp_backend(backend, *, max_examples: int | None = None, rtol: float = 
     budget_property()
 
 
-class _CountedBalance:
-    """A balance operator that counts what a solve asks of it: a product as one, a
-    quadratic form as half of one."""
+class CountedBalance:
+    """A balance operator that counts what is asked of it: a product as one, a quadratic
+    form as half of one (the unit of :meth:`~causefs.qp.QPBackend.products`).
 
-    def __init__(self, operator):
-        self.operator, self.products = operator, 0.0
+    Parameters
+    ----------
+    operator : balance operator
+        The operator counted (every other attribute is its own).
+    counted : list, optional
+        Where the counts are appended; its low-precision copy appends to the same list.
+    """
+
+    def __init__(self, operator, counted: list | None = None):
+        self.operator, self.counted = operator, [] if counted is None else counted
+
+    @property
+    def products(self) -> float:
+        return float(sum(self.counted))
 
     def matvec(self, v):
-        self.products += 1.0
+        self.counted.append(1.0)
         return self.operator.matvec(v)
 
     def quad(self, v):
-        self.products += 0.5
+        self.counted.append(0.5)
         return self.operator.quad(v)
 
-    def diagonal(self):
-        return self.operator.diagonal()
+    def low_precision(self):
+        return CountedBalance(self.operator.low_precision(), self.counted)
 
-    def dense(self):
-        return self.operator.dense()
+    def __getattr__(self, name):
+        return getattr(self.operator, name)
