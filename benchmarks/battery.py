@@ -1093,10 +1093,18 @@ for name, z, expect in [
      "does not vary"),
     ("z_pandas_frame_nan", "pd.DataFrame({'a': np.arange(40.0), 'b': [1.0, np.nan] * 20})",
      ["column 1", "NaN"]),
-    ("z_sparse_x_wrong_length", "np.arange(39) % 2, X=sp.csr_array(X)", "39 rows"),
 ]:
     py_error("nuisance", name, Z_PRELUDE + "import pandas as pd\n"
              + f"report(lambda: fit({z}))", expect, kinds=("ValueError", "TypeError"))
+
+for name, call, expect in [
+    ("z_sparse_x_wrong_length", "fit(sp.csr_array(X), nuisance=np.arange(39) % 2)", "39 rows"),
+    ("z_rare_level_with_stability_selection", "set_params(stability_subsamples=8).fit(X, "
+     "nuisance=np.r_[np.zeros(38, int), 1, 1])", "stability_subsamples"),
+]:
+    py_error("nuisance", name, Z_PRELUDE + "report(lambda: CauseFS(n_clusters=2, "
+             f"n_features_to_select=3, max_iter=2, random_state=0).{call})", expect,
+             kinds=("ValueError",))
 
 
 def z_returns(name, setup, expression, expected, what):
