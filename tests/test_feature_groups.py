@@ -12,6 +12,7 @@ from scipy.sparse import csr_matrix
 from sklearn.metrics import adjusted_rand_score, calinski_harabasz_score
 
 from causefs.blocks.initialization.correlation_groups import CorrelationGroupsBlock
+from causefs.budget import MemoryEstimate, MemoryLimitError, check_memory
 from causefs.model.fit_size import FitSize
 from causefs.model.settings import Settings
 from causefs.numerics.correlation import pearson_similarity
@@ -176,6 +177,18 @@ def test_the_declared_work_grows_as_the_products_do():
     assert cost(100, 4000).flops == pytest.approx(2 * cost(100, 2000).flops)
     assert cost(100, 1000).ops == pytest.approx(4 * cost(100, 500).ops)
     assert cost(100, 4000).ops == cost(100, 2000).ops == cost(100, 1000).ops
+    assert cost(100, 500).flops > 0 and cost(100, 500).ops > 0
+
+
+def test_a_fit_whose_groups_exceed_the_memory_limit_is_told_to_reduce_the_features():
+    """The block's phase, named with its advice, when it is the largest one."""
+    cost = CorrelationGroupsBlock().cost(FitSize(100, 20_000, Settings(n_clusters=3),
+                                                 balance=False))
+    estimate = MemoryEstimate(resident=0, phases=dict(cost.memory), advice=dict(cost.advice))
+    with pytest.raises(MemoryLimitError, match=r"\(feature_clustering: .*; reduce the number "
+                                               r"of features \(d x d systems dominate\), or "
+                                               "raise memory_limit"):
+        check_memory(estimate, 1_000_000)
 
 
 def test_groups_are_int64_on_both_paths_and_for_too_few_features():
