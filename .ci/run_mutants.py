@@ -84,6 +84,16 @@ SETS = {
                       "test_refine_neighbours_recovers_the_exact_knn",
                       "test_auto_searches_points_of_few_dimensions_exactly_at_any_n",
                       "test_local_search_completes_rows_that_only_see_a_clique")]),
+    "feature_groups": (["causefs/numerics/feature_clustering.py",
+                        "causefs/blocks/initialization/correlation_groups.py"],
+                       ["tests/test_feature_groups.py",
+                        "tests/test_granular.py::test_groups_are_the_ward_cut_of_best_"
+                        "calinski_harabasz",
+                        "tests/test_granular.py::test_a_zero_w_makes_one_group_of_weight_one",
+                        "tests/test_option_checks.py::test_part_options_are_checked"]
+                       + [f"tests/test_fast_paths.py::{test}" for test in (
+                           "test_ward_tree_1d_cuts_like_scipy",
+                           "test_calinski_harabasz_equals_scikit_learn")]),
     "nuisance_blocks": (["causefs/blocks/nuisance/nuisance_adjustment.py",
                          "causefs/blocks/nuisance/nuisance_balance_weights.py",
                          "causefs/numerics/nuisance_effects.py"],

@@ -590,7 +590,12 @@ def stale_claim_after_crash(env):
     proc = subprocess.Popen(args, cwd=env.scratch, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env.env(),
                             start_new_session=True)
-    time.sleep(6)  # into the fit (it takes about 12 s on 2 cores)
+    # killed once its claim is taken, i.e. in the fit: a fixed wait raced the fit, which
+    # finished first on a fast machine
+    deadline = time.perf_counter() + 120
+    while not list(store.glob("*.claim")) and proc.poll() is None \
+            and time.perf_counter() < deadline:
+        time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate()
     if list(store.glob("*.json")):
@@ -1073,6 +1078,63 @@ for name, z, expect in [
     py_error("nuisance", name, Z_PRELUDE + f"report(lambda: fit({z}))", expect,
              kinds=("ValueError", "TypeError"))
 
+for name, z, expect in [
+    ("z_ragged_rows", "[[0, 1]] * 39 + [[0]]", "nuisance"),
+    ("z_scalar", "3", "nuisance"),
+    ("z_transposed", "(np.arange(40) % 2)[None, :]", "1 rows"),
+    ("z_no_columns", "np.zeros((40, 0))", "does not vary"),
+    ("z_bool_constant", "np.ones(40, bool)", "does not vary"),
+    ("z_datetime", "np.arange(40).astype('datetime64[D]')", "datetime64"),
+    ("z_mixed_labels", "np.array([1, 'a'] * 20, dtype=object)", "comparable"),
+    ("z_pandas_nullable_int_na", "pd.Series([1, pd.NA] * 20, dtype='Int64')",
+     ["column 0", "NaN"]),
+    ("z_pandas_string_na", "pd.Series(['a', pd.NA] * 20, dtype='string')", "missing"),
+    ("z_pandas_categorical_one_level", "pd.DataFrame({'b': pd.Categorical(['x'] * 40)})",
+     "does not vary"),
+    ("z_pandas_frame_nan", "pd.DataFrame({'a': np.arange(40.0), 'b': [1.0, np.nan] * 20})",
+     ["column 1", "NaN"]),
+]:
+    py_error("nuisance", name, Z_PRELUDE + "import pandas as pd\n"
+             + f"report(lambda: fit({z}))", expect, kinds=("ValueError", "TypeError"))
+
+for name, call, expect in [
+    ("z_sparse_x_wrong_length", "fit(sp.csr_array(X), nuisance=np.arange(39) % 2)", "39 rows"),
+    ("z_rare_level_with_stability_selection", "set_params(stability_subsamples=8).fit(X, "
+     "nuisance=np.r_[np.zeros(38, int), 1, 1])", "stability_subsamples"),
+]:
+    py_error("nuisance", name, Z_PRELUDE + "report(lambda: CauseFS(n_clusters=2, "
+             f"n_features_to_select=3, max_iter=2, random_state=0).{call})", expect,
+             kinds=("ValueError",))
+
+
+def z_returns(name, setup, expression, expected, what):
+    @case("nuisance", name)
+    def run(env):
+        code = PY_PRELUDE + Z_PRELUDE + setup + f"report(lambda: {expression})"
+        return judge_py_returns(env.py(code), expected, what)
+
+
+#: the share of each feature's variance a Z explains, from a fit given that Z
+SHARES = """
+def share(Z):
+    return CauseFS(n_clusters=2, n_features_to_select=3, max_iter=1,
+                   random_state=0).fit(X, nuisance=Z).nuisance_share_
+COVARIATE = np.random.default_rng(1).normal(size=40)
+"""
+z_returns("z_near_the_largest_float", SHARES,
+          "bool(np.allclose(share(COVARIATE * 1e307), share(COVARIATE)))", "True",
+          "a covariate of values near 1e308 explains what it does at scale 1")
+z_returns("z_near_the_smallest_float", SHARES,
+          "bool(np.allclose(share(COVARIATE * 1e-300), share(COVARIATE)))", "True",
+          "a covariate of values near 1e-300 explains what it does at scale 1")
+z_returns("z_equal_to_a_feature", SHARES, "round(float(share(X[:, 0].copy())[0]), 6)", "1.0",
+          "a Z equal to a feature explains all of it")
+z_returns("z_with_sparse_x_as_with_dense", "Z = np.arange(40) % 2\n",
+          "bool(np.array_equal(CauseFS(n_clusters=2, n_features_to_select=3, max_iter=2, "
+          "random_state=0).fit(sp.csr_array(X), nuisance=Z).support_, CauseFS(n_clusters=2, "
+          "n_features_to_select=3, max_iter=2, random_state=0).fit(X, nuisance=Z).support_))",
+          "True", "a sparse X with Z selects what the dense X does")
+
 
 def z_warning(name, z, expect, category, **options):
     @case("nuisance", name)
@@ -1135,6 +1197,109 @@ z_file_case("npz_nuisance_wrong_length", lambda f: np_save(f / "data.npz", Z=[0,
                        "dataset.nuisance=Z"], ["Z", "20"])
 
 
+def _column(values):
+    """A CSV of 30 rows whose column ``batch`` holds ``values``."""
+    return _csv_with_batch([f"{i % 3},{i % 5},{i % 7},{i % 2},{v}" for i, v in
+                            enumerate(values)])
+
+
+def _csv_args(*extra):
+    return lambda f: ["dataset=file", f"dataset.path={f / 'data.csv'}", *extra]
+
+
+def _npz_args(*extra):
+    return lambda f: ["dataset=file", f"dataset.path={f / 'data.npz'}", *extra]
+
+
+for name, values, extra, expect in [
+    ("csv_nuisance_constant", [1] * 30, ["dataset.nuisance=batch"],
+     ["dataset.nuisance", "data.csv", "does not vary"]),
+    ("csv_nuisance_one_text_level", ["x"] * 30, ["dataset.nuisance=batch"],
+     ["dataset.nuisance", "does not vary"]),
+    ("csv_nuisance_a_level_per_sample", [f"s{i}" for i in range(30)],
+     ["dataset.nuisance=batch"], ["dataset.nuisance", "too many"]),
+    ("csv_nuisance_na_text", ["NA"] + ["b1", "b2"] * 14 + ["b1"], ["dataset.nuisance=batch"],
+     ["line 2", "batch", "NA"]),
+    ("csv_nuisance_nan_number", [0, 1, "nan"] * 10, ["dataset.nuisance=batch"],
+     ["line 4", "batch", "nan"]),
+    ("csv_nuisance_inf_number", [0, 1, "inf"] * 10, ["dataset.nuisance=batch"],
+     ["line 4", "batch", "inf"]),
+    ("csv_nuisance_null_text", ["a", "b", "null"] * 10, ["dataset.nuisance=batch"],
+     ["line 4", "batch", "null"]),
+    ("csv_nuisance_also_the_labels", [0, 1] * 15, ["dataset.nuisance=batch",
+                                                  "dataset.label_column=batch"], "both"),
+    ("csv_nuisance_column_out_of_range", [0, 1] * 15, ["dataset.nuisance=99"], "99"),
+    ("csv_nuisance_list_with_unknown_name", [0, 1] * 15, ["dataset.nuisance=[batch,site]"],
+     "site"),
+    ("csv_nuisance_float_column_number", [0, 1] * 15, ["dataset.nuisance=1.5"],
+     "dataset.nuisance"),
+]:
+    z_file_case(name, _column(values), _csv_args(*extra), expect)
+
+
+@case("nuisance", "csv_nuisance_two_named_columns_work")
+def csv_nuisance_two_named_columns_work(env):
+    """A list of header names, as load_file takes it."""
+    folder = env.scratch / "two-named"
+    folder.mkdir()
+    (folder / "data.csv").write_text("a,b,c,batch,site\n" + "\n".join(
+        f"{i % 3},{i % 5},{i % 7},{i % 2},s{i % 3}" for i in range(30)) + "\n")
+    code, out, err, _ = env.cli("dataset=file", f"dataset.path={folder / 'data.csv'}",
+                                "dataset.nuisance=[batch,site]", "n_clusters=2",
+                                "n_features_to_select=2", "evaluation.n_runs=1", *SHORT)
+    if code is None:
+        return "hang", "timed out"
+    if code == 0 and "nuisance variables were given" in out:
+        return "good", "both columns given to the method"
+    return ("bad" if code == 0 else "poor"), f"exit {code}: {(out + err).strip()[-200:]}"
+
+
+def np_save_raw(path, make):
+    """An .npz of 30 samples whose ``Z`` is ``make(numpy)``, as made (text, complex, any
+    shape)."""
+    import numpy as np
+
+    np.savez(path, X=np.random.default_rng(0).random((30, 6)), Z=make(np))
+
+
+for name, make, extra, expect in [
+    ("npz_nuisance_constant", lambda np: np.ones(30), [],
+     ["dataset.nuisance", "does not vary"]),
+    ("npz_nuisance_three_dims", lambda np: np.zeros((30, 2, 2)), [],
+     ["data.npz", "'Z'", "shape"]),
+    ("npz_nuisance_scalar", lambda np: np.float64(3), [], ["data.npz", "'Z'"]),
+    ("npz_nuisance_complex", lambda np: np.ones(30) * 1j, [],
+     ["dataset.nuisance", "complex"]),
+    ("npz_nuisance_wider_than_samples", lambda np: np.random.default_rng(1).random((30, 40)),
+     [], ["dataset.nuisance", "too many"]),
+    ("npz_nuisance_key_missing", lambda np: np.arange(30) % 2, ["dataset.nuisance=batch"],
+     ["data.npz", "'batch'"]),
+    ("npz_nuisance_as_a_list", lambda np: np.arange(30) % 2, ["dataset.nuisance=[Z]"],
+     "dataset.nuisance"),
+]:
+    z_file_case(name, lambda f, make=make: np_save_raw(f / "data.npz", make),
+                _npz_args(*(extra or ["dataset.nuisance=Z"])), expect)
+
+
+cli_error("nuisance", "generator_nuisance_unknown",
+          [*SMALL, *SHORT, "dataset.nuisance=batch"], ["batch", "environment"])
+
+
+@case("nuisance", "npz_text_nuisance_works")
+def npz_text_nuisance_works(env):
+    folder = env.scratch / "npz-text"
+    folder.mkdir()
+    np_save_raw(folder / "data.npz", lambda np: np.array(["run1", "run2"] * 15))
+    code, out, err, _ = env.cli("dataset=file", f"dataset.path={folder / 'data.npz'}",
+                                "dataset.nuisance=Z", "n_clusters=2", "n_features_to_select=2",
+                                "evaluation.n_runs=1", *SHORT)
+    if code is None:
+        return "hang", "timed out"
+    if code == 0 and "nuisance variables were given" in out:
+        return "good", "text levels of an .npz array given to the method"
+    return ("bad" if code == 0 else "poor"), f"exit {code}: {(out + err).strip()[-200:]}"
+
+
 def np_save(path, **arrays):
     import numpy as np
 
@@ -1165,6 +1330,74 @@ for name, x, expect in [
 ]:
     py_error("sparse", name, SPARSE_PRELUDE + f"report(lambda: fit({x}))", expect,
              kinds=("ValueError",))
+
+for name, x, expect in [
+    ("sparse_only_explicit_zeros", "sp.csr_array((np.zeros(5), ([0, 1, 2, 3, 4], "
+                                   "[0, 1, 2, 3, 4])), shape=(40, 10))", "constant"),
+    ("sparse_nan_in_a_duplicate_entry", "sp.coo_array((np.r_[np.ones(40), np.nan], "
+                                        "(np.r_[np.arange(40), 0], np.r_[np.arange(40) % 10, "
+                                        "0])), shape=(40, 10))", "NaN"),
+    ("sparse_minus_inf", "with_value(-np.inf)", "infinity"),
+    ("sparse_three_samples", "dense[:3]", "samples"),
+    ("sparse_bool_all_true", "sp.csr_array(np.ones((40, 10), bool))", "constant"),
+]:
+    py_error("sparse", name, SPARSE_PRELUDE + f"report(lambda: fit({x}))", expect,
+             kinds=("ValueError",))
+
+
+@case("sparse", "sparse_more_formats_and_dtypes_work")
+def sparse_more_formats_and_dtypes_work(env):
+    """Empty rows, DIA, duplicate COO entries (summed), unsorted indices, and int8,
+    uint64, bool and float32 data fit like the CSR float64 they equal."""
+    code = PY_PRELUDE + SPARSE_PRELUDE + """
+X = dense.tolil(); X[5, :] = 0; X[17, :] = 0; X = X.tocsr()
+coo = X.tocoo()
+doubled = sp.coo_array((np.r_[coo.data, coo.data] / 2, (np.r_[coo.row, coo.row],
+                        np.r_[coo.col, coo.col])), shape=X.shape)
+unsorted = X.copy(); unsorted.has_sorted_indices = False
+for start, stop in zip(unsorted.indptr[:-1], unsorted.indptr[1:]):
+    unsorted.indices[start:stop] = unsorted.indices[start:stop][::-1].copy()
+    unsorted.data[start:stop] = unsorted.data[start:stop][::-1].copy()
+counts = (X * 100).astype(np.int8)
+same = lambda A, B: bool(np.array_equal(
+    CauseFS(n_clusters=2, n_features_to_select=3, max_iter=2, random_state=0).fit(A).support_,
+    CauseFS(n_clusters=2, n_features_to_select=3, max_iter=2, random_state=0).fit(B).support_))
+report(lambda: (same(sp.dia_array(X.toarray()), X), same(doubled, X), same(unsorted, X),
+                same(counts, counts.astype(float)), same(counts.astype(np.uint64),
+                counts.astype(float)), same(X != 0, (X != 0).astype(float)),
+                same(X.astype(np.float32), X.astype(np.float32).astype(float))))
+"""
+    return judge_py_returns(env.py(code), "(True, True, True, True, True, True, True)",
+                            "DIA, duplicate COO entries, unsorted indices, int8, uint64, "
+                            "bool and float32 fit as the float64 CSR they equal")
+
+
+@case("sparse", "sparse_two_million_features")
+def sparse_two_million_features(env):
+    """40 x 2,000,000 at density 1e-4 (8,000 values): fits within the limit, without
+    densifying (640 MB dense)."""
+    code = PY_PRELUDE + SPARSE_PRELUDE + """
+import resource
+resource.setrlimit(resource.RLIMIT_AS, (3_000_000_000, 3_000_000_000))
+wide = sp.random_array((40, 2_000_000), density=1e-4, rng=rng, format='csr')
+report(lambda: fit(wide))
+"""
+    return judge_py_returns(env.py(code, timeout=180), "3",
+                            "2,000,000 sparse features fit in 3 GB of address space")
+
+
+@case("sparse", "sparse_npz_file_on_the_command_line")
+def sparse_npz_file_on_the_command_line(env):
+    """A scipy.sparse.save_npz file: one line saying what it is (its member "data",
+    the non-zero values, is no feature array)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    path = env.scratch / "sparse.npz"
+    sp.save_npz(path, sp.random_array((30, 8), density=0.3, rng=np.random.default_rng(0),
+                                      format="csr"))
+    return judge_cli_error(env.cli("dataset=file", f"dataset.path={path}", *SHORT),
+                           ["sparse.npz", "scipy.sparse"])
 
 
 @case("sparse", "sparse_formats_work")
@@ -1221,6 +1454,135 @@ claim_scene("empty", lambda path: path.write_bytes(b""))
 claim_scene("dead_pid", lambda path: path.write_text("pid 999999 on nowhere since 0\n"))
 claim_scene("directory", lambda path: path.mkdir())
 claim_scene("symlink_to_system_file", lambda path: path.symlink_to("/etc/hostname"))
+
+
+#: holds a job's claim the way a computing process does (an exclusive lock), with the
+#: standard library only, so the holder is the same whatever the code under test
+HOLD_CLAIM = """
+import fcntl, os, sys, time
+handle = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+fcntl.lockf(handle, fcntl.LOCK_EX)
+os.pwrite(handle, f"pid {os.getpid()} on the battery".encode(), 0)
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+@case("store", "claim_held_by_a_live_process")
+def claim_held_by_a_live_process(env):
+    """A job whose claim a live process holds: skipped, saying by whom, exit 0; its
+    claim neither taken nor removed, nothing stored."""
+    store = env.scratch / "store-claim-live"
+    key = _key_of(env, store)
+    if key is None:
+        return "error", "the first run failed"
+    (store / f"{key}.json").unlink()
+    claim = store / f"{key}.claim"
+    holder = subprocess.Popen([PYTHON, "-c", HOLD_CLAIM, str(claim)], stdout=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    try:
+        if holder.stdout.readline().strip() != "held":
+            return "error", "the holder could not lock the claim"
+        code, out, err, _ = _store_job(env, store, timeout=60)
+    finally:
+        os.killpg(holder.pid, signal.SIGKILL)
+        holder.communicate()
+    if code is None:
+        return "hang", "waited on the live claim"
+    if code == 0 and f"pid {holder.pid} on the battery" in out and claim.exists() \
+            and not (store / f"{key}.json").exists():
+        return "good", out.strip().splitlines()[-1][:200]
+    computed = (store / f"{key}.json").exists()
+    return ("bad" if computed else "poor"), f"exit {code}, computed {computed}, claim " \
+        f"{'kept' if claim.exists() else 'removed'}: {(out + err).strip()[-200:]}"
+
+
+def _immutable(path: Path, on: bool) -> bool:
+    """Make ``path`` immutable (``chattr +i``: even root may not write, rename or open it
+    for writing), or not; False where the file system or the user cannot."""
+    return subprocess.run(["chattr", "+i" if on else "-i", str(path)],
+                          capture_output=True).returncode == 0
+
+
+@case("store", "claim_file_not_openable")
+def claim_file_not_openable(env):
+    """A claim file this process may not open for writing (another user's; here an
+    immutable one, which root cannot open either): the job still runs and is stored."""
+    store = env.scratch / "store-claim-immutable"
+    key = _key_of(env, store)
+    if key is None:
+        return "error", "the first run failed"
+    (store / f"{key}.json").unlink()
+    claim = store / f"{key}.claim"
+    claim.write_text("pid 1 on elsewhere\n")
+    if not _immutable(claim, True):
+        claim.chmod(0)
+    try:
+        code, out, err, _ = _store_job(env, store, timeout=120)
+    finally:
+        _immutable(claim, False)
+    if code is None:
+        return "hang", "timed out"
+    if code == 0 and (store / f"{key}.json").exists():
+        return "good", (_error_lines(err)[-1:] or ["no warning"])[0][:200]
+    if code == 2 and len(_error_lines(err)) == 1 and f"{key}.claim" in err:
+        return "good", _error_lines(err)[0][:200]
+    return "poor", f"exit {code}: {_error_lines(err)[-1:]}"
+
+
+@case("store", "store_folder_read_only")
+def store_folder_read_only(env):
+    """An immutable store folder: a stored job is read (or the refusal is one line naming
+    store.dir); a job not stored is refused in one line naming store.dir, before the fit."""
+    store = env.scratch / "store-read-only"
+    key = _key_of(env, store)
+    if key is None:
+        return "error", "the first run failed"
+    if not _immutable(store, True):
+        return "error", "chattr is not available: the case proves nothing"
+    try:
+        stored = _store_job(env, store, timeout=120)
+        shadow = _store_job(env, store, "random_state=7", timeout=120)
+    finally:
+        _immutable(store, False)
+    if None in (stored[0], shadow[0]):
+        return "hang", "timed out"
+    read = stored[0] == 0 and "already in" in stored[1]
+    verdict, detail = judge_cli_error(shadow, "store.dir")
+    if not read and judge_cli_error(stored, "store.dir")[0] != "good":
+        return "poor", f"the stored job: exit {stored[0]}, {_error_lines(stored[2])[-1:]}"
+    return verdict, ("stored job read; " if read else "stored job refused; ") + detail
+
+
+@case("store", "two_runs_of_one_job_at_once")
+def two_runs_of_one_job_at_once(env):
+    """The same single job started twice together: computed once, stored once, both runs
+    exit 0, no claim left."""
+    store = env.scratch / "store-two-runs"
+    args = [PYTHON, "-m", "causefs.app.cli", *SMALL, "method.max_iter=20", "method.tol=0",
+            "dataset.n_samples=1500", "dataset.n_features=40", "store.enabled=true",
+            f"store.dir={store}"]
+    procs = [subprocess.Popen([*args, f"hydra.run.dir={env.scratch / f'two-{i}'}"],
+                              cwd=env.scratch, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env.env(), start_new_session=True)
+             for i in range(2)]
+    outs = []
+    for proc in procs:
+        try:
+            outs.append(proc.communicate(timeout=400))
+        except subprocess.TimeoutExpired:
+            for other in procs:
+                os.killpg(other.pid, signal.SIGKILL)
+            return "hang", "a run timed out"
+    computed = sum("result written to" in o for o, _ in outs)
+    entries = len(list(store.glob("*.json")))
+    left = [p.name for p in store.glob("*.claim")]
+    if all(p.returncode == 0 for p in procs) and computed == 1 and entries == 1 and not left:
+        return "good", "computed once; the other run " + (
+            "skipped it" if any("being computed" in o for o, _ in outs) else "found it stored")
+    return ("bad" if computed > 1 else "poor"), \
+        f"exits {[p.returncode for p in procs]}, {computed} computations, {entries} " \
+        f"entries, claims left {left}: {[_error_lines(e)[-1:] for _, e in outs]}"
 
 
 # -- 7. large fits that must speak --------------------------------------------------------

@@ -227,7 +227,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
         (``selection_frequency_``). Each subsample is a whole fit on n/2 samples, so
         the fit costs about ``1 + stability_subsamples / 2`` times as much (or more:
         the graph steps grow faster than n); 0 skips it. 20 to 50 subsamples give
-        frequencies to about +-0.1.
+        frequencies to about +-0.1. A half whose nuisance variables cannot be coded (a
+        rare level left out, more columns than n/2 samples estimate) is a ValueError
+        naming this setting.
     random_state : int, RandomState or None, default=None
         Seeds every random choice (eigensolver start, random features); the same seed
         gives the same selection.
@@ -550,10 +552,25 @@ class CauseFS(SelectorMixin, BaseEstimator):
             with warnings.catch_warnings():  # a subsample's warnings are the whole fit's
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 warnings.simplefilter("ignore", NuisanceWarning)
+                self._check_subsample_nuisance(Z, rows.size, B)
                 fit = CauseFS(**{**params, "random_state": int(rng.integers(2**31 - 1))}
                               ).fit(X[rows], nuisance=Z)
             counts += fit.support_  # the subsample fit's own selection rule
         return counts / B
+
+    @staticmethod
+    def _check_subsample_nuisance(Z, n_rows: int, B: int) -> None:
+        """A half of the samples whose Z cannot be coded (a rare level left out, so no
+        level varies; more columns than the half can estimate): the error says it is the
+        subsample's, which the whole fit's Z message alone would not."""
+        if Z is None:
+            return
+        try:
+            code_nuisance(Z, n_rows)
+        except ValueError as error:
+            raise ValueError(f"stability_subsamples={B}: on a random half of the samples "
+                             f"({n_rows}), {error}; set stability_subsamples=0, or merge "
+                             "rare levels of Z") from None
 
     def _decorrelate(self, X_active, active, n_selected, max_correlation) -> None:
         """``ranking_`` and ``support_`` with the selection spread over correlated

@@ -3,6 +3,7 @@
 NumPy: each helper on dense and sparse input, constant columns, implicit zeros, and the
 chunks of a sparse Gram product."""
 
+import gc
 import tracemalloc
 
 import numpy as np
@@ -174,3 +175,21 @@ def test_the_order_keeps_its_integer_type(n_features):
     out = decorrelated_order(_blocks(), order, 0.9, n_features)
     assert out.dtype == np.int32
     np.testing.assert_array_equal(out, [3, 0, 1, 2])
+
+
+@pytest.mark.parametrize("columns", [None, np.arange(0, 1500, 5)])
+def test_the_similarity_is_the_one_large_array_a_call_allocates(columns):
+    """tracemalloc's peak of a call: the (d, s) result, and the data's centred and scaled
+    (n, d) copies, no second (d, s) array (its absolute value was one: twice the memory
+    the feature groups' block declares)."""
+    n, d = 40, 1500
+    X = np.random.default_rng(0).random((n, d))
+    s = d if columns is None else columns.size
+    gc.collect()
+    tracemalloc.start()
+    try:
+        pearson_similarity(X, columns)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= 1.1 * 8 * (d * s + 2 * n * d + n * s)

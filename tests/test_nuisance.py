@@ -409,3 +409,22 @@ def test_selection_frequency_over_half_subsamples():
     again = CauseFS(**params, stability_subsamples=6).fit(X).selection_frequency_
     assert np.array_equal(frequency, again)
     assert np.array_equal(est.scores_, CauseFS(**params).fit(X).scores_)
+
+
+@pytest.mark.parametrize("Z, message", [
+    # a level of two samples: a half without both leaves one level, which does not vary
+    (np.r_[np.zeros(38, int), 1, 1], "nuisance does not vary"),
+    # 30 covariates: the whole fit's 40 samples can estimate them, a half's 20 cannot
+    (np.random.default_rng(2).random((40, 30)), "nuisance codes to 30 columns for 20 "
+                                                "samples"),
+])
+def test_a_z_that_a_half_of_the_samples_cannot_use_is_named_as_the_subsamples(Z, message):
+    """The refusal was the whole fit's message (``nuisance does not vary`` of a Z that
+    does vary; ``for 20 samples`` of 40)."""
+    X = np.random.default_rng(3).random((40, 6))
+    est = CauseFS(n_clusters=2, n_features_to_select=2, max_iter=2, random_state=0,
+                  stability_subsamples=8)
+    with pytest.raises(ValueError, match=r"^stability_subsamples=8: on a random half of the "
+                                         rf"samples \(20\), {message}.*; set "
+                                         r"stability_subsamples=0, or merge rare levels"):
+        est.fit(X, nuisance=Z)

@@ -44,6 +44,20 @@ def test_each_refusal_says_why_in_full():
             "estimate their effects")
     with pytest.raises(ValueError, match=r"^nuisance column 0: labels must be comparable"):
         code_nuisance(np.array([1, "a", 2.5, "b"], dtype=object), 4)
+    with pytest.raises(ValueError, match=r"^nuisance cannot be read as an array of one row "
+                                         r"per sample \(setting an array element"):
+        code_nuisance([[1, 2], [1, 2], [1]], 3)
+
+
+@pytest.mark.parametrize("scale", [1e307, 1e-300])
+def test_covariates_near_the_float_limits_are_standardised_like_any_other(scale):
+    """A covariate of values near 1e308 (whose squares overflow) or 1e-300 (whose squares
+    underflow) codes to the standardised column of the same values at scale 1, computed
+    here from its definition; it was coded as a column of zeros, or refused as constant."""
+    values = np.array([3.0, -1.0, 2.0, 0.0, -4.0, 1.5])
+    expected = (values - values.mean()) / values.std()
+    coded = code_nuisance(values * scale, 6)
+    assert coded.shape == (6, 1) and np.allclose(coded[:, 0], expected)
 
 
 @needs_pandas

@@ -1,11 +1,13 @@
 """Datasets that return Z, files that hold it, and the command line that passes it on."""
 
 import os
+import re
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 from sklearn.exceptions import ConvergenceWarning
@@ -116,9 +118,62 @@ def composed(*overrides):
         return compose(config_name="config", overrides=list(overrides))
 
 
+@pytest.mark.parametrize("cell", ["NA", "nan", "inf", "-Infinity", "null", "N/A"])
+def test_a_missing_or_infinite_cell_of_a_csv_z_names_its_line(tmp_path, cell):
+    """Such a cell was read as a level of its own (or turned a number column into text
+    levels): the samples of unknown batch were a batch."""
+    lines = ["f1,f2,batch"] + [f"{i / 10},{i % 3},{i % 2}" for i in range(6)]
+    lines[4] = f"0.3,0,{cell}"
+    (tmp_path / "m.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(DatasetError, match=rf"line 5, column 3 \('batch'\): the nuisance "
+                                           rf"variable is '{cell}' \(missing and infinite"):
+        load_file(tmp_path / "m.csv", nuisance="batch")
+
+
+@pytest.mark.parametrize("Z", [np.float64(3), np.zeros((6, 2, 2))])
+def test_a_z_array_that_is_not_one_or_two_dimensional_is_refused_by_key(tmp_path, Z):
+    np.savez(tmp_path / "z.npz", X=np.ones((6, 2)), Z=Z)
+    with pytest.raises(DatasetError, match=rf"z.npz: nuisance 'Z' has shape "
+                                           rf"{re.escape(str(Z.shape))}; Z is a 1-D array"):
+        load_file(tmp_path / "z.npz", nuisance="Z")
+
+
+def test_a_scipy_sparse_file_is_named_as_one(tmp_path):
+    """Its member "data" (the non-zero values) was read as the features."""
+    sp.save_npz(tmp_path / "s.npz", sp.random_array((6, 4), density=0.5, rng=0,
+                                                    format="csr"))
+    with pytest.raises(DatasetError, match="s.npz holds a scipy.sparse matrix"):
+        load_file(tmp_path / "s.npz")
+
+
+def test_a_list_of_csv_header_names_is_a_nuisance_key():
+    """load_file takes a list of header names; the command refused it."""
+    check_config(composed("dataset=file", "dataset.path=d.csv",
+                          "dataset.nuisance=[batch,site]"))
+    with pytest.raises(ConfigError, match="column numbers and lists apply to .csv files"):
+        check_config(composed("dataset=file", "dataset.path=d.npz",
+                              "dataset.nuisance=[batch,site]"))
+
+
+@pytest.mark.parametrize("column, message", [
+    ([1] * 30, "nuisance does not vary"),
+    ([f"s{i}" for i in range(30)], "nuisance codes to 29 columns for 30 samples"),
+])
+def test_a_z_no_fit_can_use_is_refused_by_the_command_before_the_fit(tmp_path, column,
+                                                                     message):
+    """It was a traceback from inside the fit (exit 1)."""
+    rows = [f"{i % 3},{i % 5},{i % 7},{value}" for i, value in enumerate(column)]
+    (tmp_path / "z.csv").write_text("a,b,c,batch\n" + "\n".join(rows) + "\n")
+    cfg = composed("dataset=file", f"dataset.path={tmp_path / 'z.csv'}",
+                   "dataset.nuisance=batch", "n_clusters=2", "n_features_to_select=2")
+    with pytest.raises(ConfigError, match=rf"^dataset.nuisance \({re.escape(str(tmp_path))}"
+                                          rf"/z.csv\): {message}"):
+        run(cfg, output_dir=tmp_path)
+
+
 @pytest.mark.parametrize("value, match", [
     ("3.5", "must be null, the name of the array"),
-    ("[1,2]", "column numbers apply to .csv files only"),
+    ("[1,2]", "column numbers and lists apply to .csv files only"),
 ])
 def test_bad_nuisance_keys_are_refused_before_loading(value, match):
     with pytest.raises(ConfigError, match=match):

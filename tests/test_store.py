@@ -681,6 +681,27 @@ def test_a_claim_that_is_no_file_is_moved_aside_under_the_claims_name(store, mon
     assert (moved / "inside").read_text() == "{}"
 
 
+
+def test_a_claim_file_this_process_may_not_open_lets_the_job_run_with_a_warning(
+        store, monkeypatch):
+    """(Another user's claim file, or an immutable one: os.open raises EACCES or EPERM.)
+    It was a PermissionError traceback, and the finished fit was never reached."""
+    key = job_key(JOB)
+    claim_path = store.root / f"{key}.claim"
+    real_open = os.open
+
+    def refusing_open(path, *args, **kwargs):
+        if Path(path) == claim_path:
+            raise PermissionError(1, "Operation not permitted", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refusing_open)
+    with pytest.warns(StoreWarning) as record, store.claim(key) as claim:
+        assert claim.held
+    assert [str(w.message) for w in record] == [
+        f"results store {store.root} cannot open {key}.claim (Operation not permitted): "
+        "the job runs unclaimed, and concurrent sweeps may compute it twice"]
+
 def test_a_claim_file_follows_the_umask_and_is_no_program(store):
     previous = os.umask(0o022)
     try:

@@ -43,7 +43,8 @@ from ..core.validation import InvalidParameterError, check_annotated
 from ..datasets import GENERATORS, Dataset, DatasetError, DatasetWarning, load_dataset
 from ..numerics.scaling import scale_features
 from ..selectors import Selector, accepts_nuisance, ranking_from_scores
-from .config_checks import ConfigError, check_against_data, check_config, make_method
+from .config_checks import (ConfigError, check_against_data, check_config,
+                            check_nuisance_against_data, make_method)
 from .configs import register_configs
 from .evaluation import causal_recovery, evaluate_ranking, evaluate_shift
 from .provenance import code_identity, versions
@@ -146,6 +147,7 @@ def plan(cfg: DictConfig, data: Dataset) -> Job:
                           "clusters from; set n_clusters=<int >= 2>")
     method = make_method(cfg)
     check_against_data(cfg, method, *data.X.shape, n_clusters)
+    check_nuisance_against_data(data)
     given = {k: v for k, v in OmegaConf.to_container(cfg.method, resolve=True).items()
              if k != "name" and k not in method.result_neutral}
     normalized = method.result_options()  # 1 and 1.0 are one job

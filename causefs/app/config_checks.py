@@ -12,6 +12,7 @@ are testable without Hydra.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping
 from importlib import resources
 
@@ -31,6 +32,7 @@ from ..core.validation import (
     check_value,
 )
 from ..datasets import BENCHMARKS, EMBEDDED, GENERATORS
+from ..model.nuisance_coding import NuisanceWarning, code_nuisance
 from ..model.settings import check_setting
 from ..selectors import available_selectors, make_selector
 from .configs import PART_GROUPS, check_schedule_config
@@ -140,21 +142,41 @@ def _check_dataset(cfg) -> None:
 
 
 def _check_nuisance_key(nuisance, path) -> None:
-    """``dataset.nuisance``: null, a name (an array of the dataset or file, or
-    ``random``), or column numbers of a .csv file."""
+    """``dataset.nuisance``: null, a name (an array of the dataset or file, a .csv
+    header's column, or ``random``), or column numbers of a .csv file, or a list of
+    .csv columns (numbers or header names, as :func:`~causefs.datasets.load_file`
+    takes them)."""
     if OmegaConf.is_list(nuisance):
         nuisance = OmegaConf.to_container(nuisance)
-    columns = nuisance if isinstance(nuisance, list) else [nuisance]
     if nuisance is None or isinstance(nuisance, str) and nuisance.strip():
         return
-    if columns and all(Interval(int).is_satisfied_by(c) for c in columns):
+    columns = nuisance if isinstance(nuisance, list) else [nuisance]
+    if columns and all(Interval(int).is_satisfied_by(c) or isinstance(c, str) and c.strip()
+                       for c in columns):
         if (path or "").lower().endswith(".csv"):
             return
-        raise ConfigError(f"dataset.nuisance={nuisance}: column numbers apply to .csv files "
-                          "only; name the array (an .npz/.mat key, environment, random)")
+        raise ConfigError(f"dataset.nuisance={nuisance}: column numbers and lists apply to "
+                          ".csv files only; name the array (an .npz/.mat key, environment, "
+                          "random)")
     raise ConfigError(f"dataset.nuisance={nuisance!r}: must be null, the name of the array "
                       "holding the nuisance variables (a .npz/.mat key, environment, random) "
-                      "or .csv column numbers")
+                      "or .csv columns (numbers or header names, or a list of them)")
+
+
+def check_nuisance_against_data(data) -> None:
+    """The dataset's nuisance variables coded as the fit codes them
+    (:func:`~causefs.model.nuisance_coding.code_nuisance`): a Z no fit can use (no
+    column varies, too many levels for the samples, a dtype that is neither labels nor
+    numbers, a 3-D array) is refused under ``dataset.nuisance``, naming the data, before
+    the fit, not by a traceback from inside it. Its warnings are the fit's to give."""
+    if data.nuisance is None:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NuisanceWarning)
+        try:
+            code_nuisance(data.nuisance, data.X.shape[0])
+        except ValueError as error:
+            raise ConfigError(f"dataset.nuisance ({data.source}): {error}") from None
 
 
 _PART_OPTION = re.compile(rf"^method\.(?=({'|'.join(PART_GROUPS)})[.=:])")

@@ -269,12 +269,20 @@ class ResultStore:
 
         ``claim.held`` is False when another live process holds it (the job is being
         computed there; ``claim.holder`` says where). A claim left by a process that died
-        is free again. On a file system without locks the claim is held with a
-        :class:`StoreWarning` (concurrent sweeps may then compute a job twice).
+        is free again. On a file system without locks, or with a claim file this process
+        cannot open, the claim is held with a :class:`StoreWarning` (concurrent sweeps
+        may then compute a job twice).
         """
         self.root.mkdir(parents=True, exist_ok=True)
         path = self.root / f"{key}.claim"
-        handle = self._open_claim(key, path)
+        try:
+            handle = self._open_claim(key, path)
+        except PermissionError as error:  # a claim file this process may not open
+            warnings.warn(f"results store {self.root} cannot open {path.name} "
+                          f"({error.strerror}): the job runs unclaimed, and concurrent "
+                          "sweeps may compute it twice", StoreWarning, stacklevel=3)
+            yield Claim(True, "this process")
+            return
         try:
             try:
                 fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

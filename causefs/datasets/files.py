@@ -26,6 +26,9 @@ SMALL_INTEGER_LEVELS = 100
 
 
 _NOT_FINITE = "missing and infinite values are not supported: drop or impute them first"
+#: text cells of a nuisance column that mean "not known" (pandas' defaults, in any case):
+#: read as a level, they would make the samples of unknown batch a batch of their own
+MISSING_CELLS = frozenset({"", "na", "n/a", "null", "none", "#n/a", "<na>", "nat"})
 
 
 def _pick(mapping, keys, what, source):
@@ -91,6 +94,11 @@ def _orient(X, y, source):
     return X, y
 
 
+#: the members of an .npz file that ``scipy.sparse.save_npz`` wrote (its "data" member
+#: would otherwise be read as the features, a 1-D array)
+_SPARSE_MEMBERS = frozenset({"format", "shape", "data"})
+
+
 def _load_npz(path: Path, nuisance=None) -> dict:
     """The feature and label arrays of an .npz file (and the array ``nuisance`` names),
     and only those: other members are never decompressed, and a member whose header
@@ -103,6 +111,11 @@ def _load_npz(path: Path, nuisance=None) -> dict:
         with zipfile.ZipFile(path) as archive:
             members = {info.filename[:-4]: info for info in archive.infolist()
                        if info.filename.endswith(".npy")}
+            if _SPARSE_MEMBERS <= members.keys():
+                raise DatasetError(f"{path} holds a scipy.sparse matrix (scipy.sparse."
+                                   "save_npz), not arrays: save X dense (np.savez(path, X="
+                                   "matrix.toarray())), or fit it from Python, where "
+                                   "CauseFS().fit takes sparse X")
             wanted = [_pick(members, _FEATURE_KEYS, "feature", path),
                       *[k for k in _LABEL_KEYS if k in members][:1],
                       *[k for k in (FEATURE_NAMES_KEY,) if k in members]]
@@ -248,22 +261,34 @@ def _csv_width(path: Path, header: list | None, skip: int) -> int:
 
 def _csv_nuisance(path: Path, skip: int, columns: list, header) -> np.ndarray:
     """The nuisance columns of a CSV file: numbers where every cell is one (whole numbers
-    as integer labels), else text levels (categorical); an empty cell is an error naming
-    its line, column and (with a header) the column's name."""
+    as integer labels), else text levels (categorical); an empty cell, a missing-value
+    marker (:data:`MISSING_CELLS`: ``NA``, ``null``...) or a number that is not finite
+    is an error naming its line, column and (with a header) the column's name."""
     rows = _csv_rows(path, skip)
     cells = np.array([[row[c].strip() if c < len(row) else "" for c in columns]
                       for _, row in rows], dtype=str)
     for (line, _), values in zip(rows, cells):
-        empty = [columns[j] for j, value in enumerate(values) if not value]
-        if empty:
-            named = "" if header is None else f" ({header[empty[0]]!r})"
-            raise DatasetError(f"{path}, line {line}, column {empty[0] + 1}{named}: the "
-                               "nuisance variable is missing (an empty cell)")
+        missing = [j for j, value in enumerate(values) if _missing_cell(value)]
+        if missing:
+            value, column = values[missing[0]], columns[missing[0]]
+            named = "" if header is None else f" ({header[column]!r})"
+            what = f"is {_shown(str(value))} ({_NOT_FINITE})" if value else \
+                "is missing (an empty cell)"
+            raise DatasetError(f"{path}, line {line}, column {column + 1}{named}: the "
+                               f"nuisance variable {what}")
     if _numeric(cells.ravel()):
-        values = cells.astype(float)
-        if np.isfinite(values).all():
-            return _labels_where_whole(values)
+        return _labels_where_whole(cells.astype(float))
     return cells  # text levels, such as batch names
+
+
+def _missing_cell(cell: str) -> bool:
+    """A nuisance cell that is empty, a missing-value marker or not a finite number."""
+    if cell.lower() in MISSING_CELLS:
+        return True
+    try:
+        return not math.isfinite(float(cell))
+    except ValueError:
+        return False
 
 
 def _shown(cell: str, width: int = 12) -> str:
@@ -381,6 +406,10 @@ def _archive_nuisance(contents, key, source):
     _check_archive_key(contents, key, source)
     Z = np.asarray(contents[key])
     Z = Z.ravel() if Z.ndim == 2 and 1 in Z.shape else Z
+    if Z.ndim not in (1, 2):
+        raise DatasetError(f"{source}: nuisance {key!r} has shape {Z.shape}; Z is a 1-D "
+                           "array of one value per sample or a 2-D array (n_samples, "
+                           "n_variables)")
     if Z.dtype.kind in "fc" and not np.isfinite(Z).all():
         row = int(np.argwhere(~np.isfinite(Z))[0][0])
         raise DatasetError(f"{source}: nuisance {key!r}, sample {row + 1} (1-based) is "
@@ -427,8 +456,9 @@ def load_file(path: str | os.PathLike, label_column: int | str | None = None,
     nuisance : str, int, list or None
         Where known nuisance variables Z are (:attr:`Dataset.nuisance`): the key of
         their array in an ``.npz``/``.mat`` file; a column (number or header name) or a
-        list of them in a ``.csv`` file, which then leave the features. CSV and MATLAB
-        files have no integer type: whole-number nuisance values are read as labels.
+        list of them in a ``.csv`` file, which then leave the features (an empty cell,
+        ``NA``, ``null``, ``nan`` or ``inf`` there is an error). CSV and MATLAB files
+        have no integer type: whole-number nuisance values are read as labels.
 
     Returns
     -------

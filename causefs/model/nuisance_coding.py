@@ -43,7 +43,11 @@ def _columns(Z) -> list:
         raise ValueError("nuisance: a sparse matrix is not supported; pass a dense array")
     if hasattr(Z, "iloc") and len(getattr(Z, "shape", ())) == 2:  # a pandas DataFrame
         return [np.asarray(Z.iloc[:, j]) for j in range(Z.shape[1])]
-    Z = np.asarray(Z)  # a pandas Series is one column
+    try:
+        Z = np.asarray(Z)  # a pandas Series is one column
+    except ValueError as error:  # rows of different lengths: numpy's words only
+        raise ValueError(f"nuisance cannot be read as an array of one row per sample "
+                         f"({error})") from None
     if Z.ndim == 1:
         return [Z]
     if Z.ndim == 2:
@@ -83,7 +87,12 @@ def _code_column(column: np.ndarray, j: int) -> np.ndarray:
     column = column.astype(np.float64)
     if not np.all(np.isfinite(column)):
         raise ValueError(f"nuisance column {j} has NaN or infinite values")
-    centred = column - column.mean()
+    # standardising is scale-free: dividing by the largest magnitude first keeps the sum
+    # and the squares of values near the float limits (1e308) finite, and lifts tiny
+    # ones (1e-300) above underflow, where either would code a varying Z as constant
+    largest = np.abs(column).max()
+    centred = column / (largest if largest > 0 else 1.0)
+    centred -= centred.mean()
     scale = np.sqrt(np.mean(centred**2))
     return (centred / scale)[:, None] if scale > 0 else np.empty((column.size, 0))
 
@@ -117,10 +126,10 @@ def code_nuisance(Z, n_samples: int) -> np.ndarray:
     Raises
     ------
     ValueError
-        A sparse or 3-D input, a length other than ``n_samples``, missing or infinite
-        values, a dtype that is neither labels nor numbers, no column that varies (one
-        level, or a constant covariate), or more columns than the samples can estimate
-        (q >= n_samples - 1).
+        A sparse or 3-D input, rows of different lengths, a length other than
+        ``n_samples``, missing or infinite values, a dtype that is neither labels nor
+        numbers, no column that varies (one level, or a constant covariate), or more
+        columns than the samples can estimate (q >= n_samples - 1).
 
     Warns
     -----

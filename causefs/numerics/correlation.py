@@ -27,7 +27,8 @@ def pearson_similarity(X, columns=None) -> np.ndarray:
     unit = centred / np.where(norms > 0, norms, 1.0)
     with threads_for(2.0 * X.shape[0] * X.shape[1] * (X.shape[1] if columns is None
                                                       else len(columns))):
-        return np.abs(unit.T @ (unit if columns is None else unit[:, columns]))
+        product = unit.T @ (unit if columns is None else unit[:, columns])
+    return np.abs(product, out=product)  # in place: a second (d, d) array doubled the peak
 
 
 def _sparse_pearson_similarity(X, columns=None) -> np.ndarray:

@@ -59,12 +59,13 @@ class CorrelationGroupsBlock(Block):
         return self.max_exact_features is not None and n_features > self.max_exact_features
 
     def cost(self, size) -> Cost:
-        """|corr| (d, d) (or (d, s) of a sample of s features), the condensed distances
-        and SciPy's copy of them; the linkage."""
+        """|corr| (d, d) (or (d, s) of a sample of s features) and the data's centred and
+        scaled copies it is computed from, the condensed distances and SciPy's copy of
+        them; the linkage."""
         n, d = size.n_samples, size.n_features
         s = self.max_exact_features if self._sampled(d) else d
         return Cost(flops=2.0 * n * d * s, ops=10.0 * s * s,
-                    memory={"feature_clustering": (d * s + 1.5 * s * s) * 8},
+                    memory={"feature_clustering": (d * s + 1.5 * s * s + 2 * n * d) * 8},
                     advice={"feature_clustering": "reduce the number of features (d x d "
                                                   "systems dominate)"})
 
