@@ -681,7 +681,6 @@ def test_a_claim_that_is_no_file_is_moved_aside_under_the_claims_name(store, mon
     assert (moved / "inside").read_text() == "{}"
 
 
-
 def test_a_claim_file_this_process_may_not_open_lets_the_job_run_with_a_warning(
         store, monkeypatch):
     """(Another user's claim file, or an immutable one: os.open raises EACCES or EPERM.)
@@ -701,6 +700,7 @@ def test_a_claim_file_this_process_may_not_open_lets_the_job_run_with_a_warning(
     assert [str(w.message) for w in record] == [
         f"results store {store.root} cannot open {key}.claim (Operation not permitted): "
         "the job runs unclaimed, and concurrent sweeps may compute it twice"]
+
 
 def test_a_claim_file_follows_the_umask_and_is_no_program(store):
     previous = os.umask(0o022)

@@ -176,7 +176,9 @@ def check_nuisance_against_data(data) -> None:
         try:
             code_nuisance(data.nuisance, data.X.shape[0])
         except ValueError as error:
-            raise ConfigError(f"dataset.nuisance ({data.source}): {error}") from None
+            # the command's key, not the Python argument the library's message names
+            message = str(error).replace("pass nuisance=None", "set dataset.nuisance=null")
+            raise ConfigError(f"dataset.nuisance ({data.source}): {message}") from None
 
 
 _PART_OPTION = re.compile(rf"^method\.(?=({'|'.join(PART_GROUPS)})[.=:])")
