@@ -144,6 +144,37 @@ def test_an_unwritable_store_fails_before_any_data(no_data, tmp_path):
         cli.run(cfg, output_dir=tmp_path)
 
 
+def test_a_read_only_store_gives_its_results_and_refuses_new_jobs_before_the_fit(
+        monkeypatch, tmp_path):
+    """A store that exists but cannot take a file (read-only, another user's, immutable:
+    simulated, as root writes anywhere) returns a stored job's result; a job it does not
+    hold is refused naming store.dir, before the fit. It refused the stored job too."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    from causefs.app.store import ResultStore, StoreError
+
+    store = tmp_path / "store"
+    job = ("store.enabled=true", f"store.dir={store}", "dataset=synthetic",
+           "dataset.n_samples=60", "dataset.n_features=12", "dataset.n_causal=3",
+           "dataset.n_spurious=3", "n_features_to_select=2",
+           "evaluation.n_runs=1", SHORT)
+    with pytest.warns(ConvergenceWarning):  # one iteration: the stopping rules not met
+        first = cli.run(composed(*job), output_dir=tmp_path / "first")
+
+    def read_only(self):
+        raise StoreError(f"results store {self.root} is not writable: Read-only file system")
+
+    monkeypatch.setattr(ResultStore, "check_writable", read_only)
+    monkeypatch.setattr(CauseFS, "fit", _forbidden)
+    again = cli.run(composed(*job), output_dir=tmp_path / "again")
+    assert again["key"] == first["key"]
+    assert again["features_best_first"] == first["features_best_first"]
+    with pytest.raises(ConfigError, match=r"^store.dir: results store .* is not writable"):
+        cli.run(composed(*job, "random_state=7"), output_dir=tmp_path / "new")
+    with pytest.raises(ConfigError, match=r"^store.dir: results store .* is not writable"):
+        cli.run(composed(*job, "random_state=7", "dry_run=true"), output_dir=tmp_path / "dry")
+
+
 #: keys bounded by the data (digits: 1797 x 64, 10 classes): checked before the fit
 AGAINST_DATA = {
     "n_features_to_select=65": "n_features_to_select=65: exceeds the 64 features",

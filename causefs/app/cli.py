@@ -44,7 +44,7 @@ from ..datasets import GENERATORS, Dataset, DatasetError, DatasetWarning, load_d
 from ..numerics.scaling import scale_features
 from ..selectors import Selector, accepts_nuisance, ranking_from_scores
 from .config_checks import (ConfigError, check_against_data, check_config,
-                            check_nuisance_against_data, make_method)
+                            check_nuisance_against_data, check_store_writable, make_method)
 from .configs import register_configs
 from .evaluation import causal_recovery, evaluate_ranking, evaluate_shift
 from .provenance import code_identity, versions
@@ -287,6 +287,8 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict | None:
     store = ResultStore(cfg.store.dir) if cfg.store.enabled else None
     if cfg.dry_run:
         stored = store.lookup(job.key, job.spec) if store is not None else None
+        if store is not None and stored is None:
+            check_store_writable(cfg.store.dir)
         print(f"dry run: {cfg.method.name} on {data.name} ({data.X.shape[0]} x "
               f"{data.X.shape[1]}, {job.n_clusters} clusters), key {job.key}"
               + ("; in the store" if stored is not None else ""))
@@ -296,6 +298,7 @@ def run(cfg: DictConfig, output_dir: Path | None = None) -> dict | None:
     stored = stored_result(cfg, store, job)
     if stored is not None:
         return stored
+    check_store_writable(cfg.store.dir)  # before the fit, whose result it would lose
     with store.claim(job.key) as claim:
         if not claim.held:
             print(f"result {job.key} is being computed by {claim.holder}: skipped (a re-run "

@@ -229,11 +229,18 @@ def _check_store(store) -> None:
     _checked(check_value, "store.overwrite", store.overwrite, BOOLEAN)
     if not isinstance(store.dir, str) or not store.dir.strip():
         raise ConfigError(f"store.dir={store.dir!r}: must be a directory path")
-    if store.enabled:
-        try:
-            ResultStore(store.dir).check_writable()
-        except StoreError as error:
-            raise ConfigError(f"store.dir: {error}") from None
+    if store.enabled and not ResultStore(store.dir).root.is_dir():
+        check_store_writable(store.dir)  # a store to be made: it must be makeable
+
+
+def check_store_writable(directory) -> None:
+    """``store.dir`` can take a new result, or :class:`ConfigError` naming the key. An
+    existing store is checked only when a job is not in it (:func:`causefs.app.cli.run`):
+    a read-only store still gives the results it holds."""
+    try:
+        ResultStore(directory).check_writable()
+    except StoreError as error:
+        raise ConfigError(f"store.dir: {error}") from None
 
 
 def check_against_data(cfg: DictConfig, method, n_samples: int, n_features: int,
