@@ -15,6 +15,7 @@ import re
 import warnings
 from collections.abc import Mapping
 from importlib import resources
+from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -174,11 +175,9 @@ def check_nuisance_against_data(data) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NuisanceWarning)
         try:
-            code_nuisance(data.nuisance, data.X.shape[0])
+            code_nuisance(data.nuisance, data.X.shape[0], without="set dataset.nuisance=null")
         except ValueError as error:
-            # the command's key, not the Python argument the library's message names
-            message = str(error).replace("pass nuisance=None", "set dataset.nuisance=null")
-            raise ConfigError(f"dataset.nuisance ({data.source}): {message}") from None
+            raise ConfigError(f"dataset.nuisance ({data.source}): {error}") from None
 
 
 _PART_OPTION = re.compile(rf"^method\.(?=({'|'.join(PART_GROUPS)})[.=:])")
@@ -229,7 +228,7 @@ def _check_store(store) -> None:
     _checked(check_value, "store.overwrite", store.overwrite, BOOLEAN)
     if not isinstance(store.dir, str) or not store.dir.strip():
         raise ConfigError(f"store.dir={store.dir!r}: must be a directory path")
-    if store.enabled and not ResultStore(store.dir).root.is_dir():
+    if store.enabled and not Path(store.dir).expanduser().is_dir():
         check_store_writable(store.dir)  # a store to be made: it must be makeable
 
 

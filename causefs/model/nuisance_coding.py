@@ -108,7 +108,7 @@ def _warn_if_single_sample_levels(levels: np.ndarray, counts: np.ndarray, j: int
                       NuisanceWarning, stacklevel=5)  # the caller of the estimator's fit
 
 
-def code_nuisance(Z, n_samples: int) -> np.ndarray:
+def code_nuisance(Z, n_samples: int, *, without: str = "pass nuisance=None") -> np.ndarray:
     """The coded design of nuisance variables ``Z`` for ``n_samples`` samples.
 
     Parameters
@@ -117,6 +117,9 @@ def code_nuisance(Z, n_samples: int) -> np.ndarray:
         Labels (categorical) or covariates (continuous), see the module docstring.
     n_samples : int
         Samples of the data Z belongs to.
+    without : str, default "pass nuisance=None"
+        How the caller leaves Z out, as the refusal of a Z that does not vary says it
+        (the command line: ``set dataset.nuisance=null``).
 
     Returns
     -------
@@ -148,7 +151,7 @@ def code_nuisance(Z, n_samples: int) -> np.ndarray:
     constant = [j for j, part in enumerate(coded) if part.shape[1] == 0]
     if len(constant) == len(coded):
         raise ValueError("nuisance does not vary (one level, or a constant covariate): it "
-                         "carries no nuisance to adjust for; pass nuisance=None")
+                         f"carries no nuisance to adjust for; {without}")
     if constant:
         warnings.warn(f"nuisance column(s) {constant} do not vary and are ignored",
                       NuisanceWarning, stacklevel=3)  # the caller of the estimator's fit
