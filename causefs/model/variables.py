@@ -26,7 +26,7 @@ def _graph(name: str):
             assert np.all(np.isfinite(A.data)) and np.all(A.data >= 0), \
                 f"{label} has negative or non-finite entries"
             sums = np.asarray(A.sum(axis=0)).ravel()
-            assert np.allclose(sums, 1.0, atol=1e-9), \
+            assert np.allclose(sums, 1.0, rtol=0.0, atol=1e-9), \
                 f"{label} columns must sum to 1 (got {sums.min()}..{sums.max()})"
             assert np.all(np.diff(A.indptr) <= k), \
                 f"{label} has a column with more than k={k} non-zeros"
