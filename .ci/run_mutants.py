@@ -113,6 +113,12 @@ SETS = {
                             "test_nuisance_effect_is_estimated_on_the_clusters_of_the_"
                             "selected_features",
                             "test_the_clusters_are_found_on_the_top_features_only")]),
+    "model": (["causefs/model/problem.py", "causefs/model/variables.py",
+               "causefs/model/diagnostics.py", "causefs/model/settings.py"],
+              ["tests/test_problem.py", "tests/test_variables.py", "tests/test_diagnostics.py",
+               "tests/test_settings.py", "tests/test_state.py",
+               "tests/test_contracts.py::test_a_requirement_must_be_a_constructor_argument_"
+               "the_engine_provides"]),
 }
 
 

@@ -67,7 +67,8 @@ def test_options_reach_only_blocks_that_declare_them():
 
 
 def test_a_requirement_must_be_a_constructor_argument_the_engine_provides(monkeypatch):
-    with pytest.raises(TypeError, match=r"requires names \['qp'\], which its constructor"):
+    with pytest.raises(TypeError, match=r"requires names \['qp'\], which its constructor "
+                                        "does not take$"):
         class NoArgument(OwnSigma):
             requires = ("qp",)
 

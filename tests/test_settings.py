@@ -10,7 +10,13 @@ from causefs import CauseFS, InvalidParameterError, Schedule, ScheduleError, Set
 from causefs.blocks import ConfoundersBlock, EmbeddingBlock, SelectionMatrixBlock
 from causefs.engine import resolve_schedule
 from causefs.model.problem import Problem
-from causefs.model.settings import DEFAULTS, RESOURCES, check_setting, setting_names
+from causefs.model.settings import (
+    DEFAULTS,
+    RESOURCES,
+    affects_result,
+    check_setting,
+    setting_names,
+)
 from causefs.plugins import available, parts
 from causefs.terms import BalanceTerm, RegressionTerm
 
@@ -111,3 +117,36 @@ def test_the_settings_reach_the_blocks(blobs):
                                                    "initial_granular_graphs")} == {"exact"}
     assert blocks["spectral_embedding"].seed == 11
     assert blocks["sample_weights"].qp is parts.qp
+
+
+def test_the_data_bound_n_clusters_n_neighbors_and_the_features_to_select():
+    """``check_data``: n_clusters <= n, n_neighbors <= n - 2 (the closed form uses the
+    (k+1)-th neighbour), an int n_features_to_select <= d, never capped; a fraction in
+    (0, 1] keeps ``round(fraction d)`` features and None half (as scikit-learn), at least
+    one either way (docs/ERRORS.md, CauseFS's numpydoc)."""
+    n, d = 9, 10
+    assert Settings(n_clusters=9, n_neighbors=7, n_features_to_select=10).check_data(n, d) == 10
+    with pytest.raises(InvalidParameterError,
+                       match=r"^n_clusters=10: exceeds the 9 samples of the data$"):
+        Settings(n_clusters=10).check_data(n, d)
+    with pytest.raises(InvalidParameterError,
+                       match=r"^n_neighbors=8: needs at least n_neighbors \+ 2 = 10 samples "
+                             r"\(the closed form uses the \(k\+1\)-th neighbour\), the data "
+                             "has 9$"):
+        Settings(n_neighbors=8).check_data(n, d)
+    with pytest.raises(InvalidParameterError, match=r"^n_features_to_select=11: exceeds "
+                                                    "the 10 features of the data$"):
+        Settings(n_features_to_select=11).check_data(n, d)
+    assert Settings(n_features_to_select=3).check_data(n, d) == 3
+    for fraction, kept in ((0.3, 3), (0.26, 3), (0.04, 1), (0.01, 1), (1.0, 10)):
+        assert Settings(n_features_to_select=fraction).check_data(n, d) == kept, fraction
+    for features, half in ((1, 1), (2, 1), (3, 1), (7, 3), (10, 5)):
+        assert DEFAULTS.check_data(n, features) == half, features
+
+
+def test_only_the_settings_that_watch_or_guard_a_fit_leave_its_result_alone():
+    """memory_limit refuses a fit or lets it run, trace evaluates the objective more
+    often, check verifies the blocks, verbose shows progress: none changes a result (a
+    stored result is reused across them); every other setting can."""
+    neutral = [name for name in setting_names() if not affects_result(name)]
+    assert neutral == ["memory_limit", "trace", "check", "verbose"]
