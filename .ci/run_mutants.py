@@ -94,6 +94,16 @@ SETS = {
                        + [f"tests/test_fast_paths.py::{test}" for test in (
                            "test_ward_tree_1d_cuts_like_scipy",
                            "test_calinski_harabasz_equals_scikit_learn")]),
+    "initialization": (["causefs/blocks/initialization/initial_graphs.py",
+                        "causefs/blocks/initialization/spectral_embedding.py",
+                        "causefs/blocks/initialization/decorrelation_weights.py",
+                        "causefs/blocks/initialization/density_ratio_weights.py",
+                        "causefs/blocks/base.py"],
+                       ["tests/test_initial_blocks.py", "tests/test_balance_blocks.py",
+                        "tests/test_blocks.py", "tests/test_contract_checks.py",
+                        "tests/test_closed_forms.py::test_sparse_spectral_embedding_matches_"
+                        "dense_eigenvectors",
+                        "tests/test_option_checks.py::test_part_options_are_checked"]),
     "nuisance_blocks": (["causefs/blocks/nuisance/nuisance_adjustment.py",
                          "causefs/blocks/nuisance/nuisance_balance_weights.py",
                          "causefs/numerics/nuisance_effects.py"],

@@ -6,7 +6,11 @@ import pytest
 from causefs import CauseFS
 from causefs.blocks import DecorrelationWeightsBlock, DensityRatioWeightsBlock
 from causefs.blocks.initialization.decorrelation_weights import decorrelation_loss
+from causefs.model.fit_size import FitSize
+from causefs.model.settings import Settings
 from causefs.numerics.correlation import standardized
+from test_descent_block_costs import step_peak
+from test_initial_blocks import raw_state
 
 pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
 
@@ -142,3 +146,154 @@ def test_dwr_weights_are_a_kkt_point_of_the_documented_loss(penalty):
     violation = max(np.abs(gradient[support] - level).max(),
                     np.maximum(level - gradient[~support], 0.0).max(initial=0.0))
     assert violation <= 1e-4 * np.abs(gradient).max()
+
+
+def reference_srdo(X, C, max_ratio, max_pairs, seed):
+    """SRDO as the block's docstring states it: every standardized column permuted
+    independently (seeded: the permutations, then the pairs drawn), a logistic regression
+    (l2, inverse strength C) on the pairwise products telling the permuted sample from
+    the data, ``P(target | x_i) / P(data | x_i)`` from its probabilities, scaled to mean
+    one, and the weights above ``max_ratio`` capped: ``min(s r, max_ratio)`` with the s
+    that gives mean one (found by root finding, not by the block's clip-and-rescale)."""
+    from scipy.optimize import brentq
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(seed)
+    n, d = X.shape
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    target = np.empty_like(Z)
+    for j in range(d):
+        target[:, j] = Z[rng.permutation(n), j]
+    pairs = [(j, k) for j in range(d) for k in range(j + 1, d)]
+    if len(pairs) > max_pairs:
+        pairs = [pairs[i] for i in sorted(rng.choice(len(pairs), max_pairs, replace=False))]
+    products = lambda V: np.column_stack([V[:, j] * V[:, k] for j, k in pairs])  # noqa: E731
+    stats = np.vstack([products(Z), products(target)])
+    labels = np.r_[np.zeros(n), np.ones(n)]
+    model = LogisticRegression(C=C, max_iter=1000).fit(stats, labels)
+    p = model.predict_proba(products(Z))[:, 1]
+    ratio = p / (1 - p)
+    ratio /= ratio.mean()
+    if ratio.max() <= max_ratio:
+        return ratio
+    s = brentq(lambda s: np.minimum(s * ratio, max_ratio).mean() - 1.0, 1.0, 1e9, xtol=1e-14)
+    return np.minimum(s * ratio, max_ratio)
+
+
+@pytest.mark.parametrize(("d", "C", "max_ratio", "max_pairs"), [
+    (2, 0.1, 10.0, 5000),   # two features: one pair, still decorrelated
+    (4, 3.0, 1.5, 5000),    # the cap binds
+    (6, 0.5, 10.0, 4),      # 4 of the 15 pairs drawn
+    (3, 1.0, 10.0, 1),      # one pair drawn: the fewest allowed
+])
+def test_srdo_weights_are_the_documented_density_ratio(d, C, max_ratio, max_pairs):
+    rng = np.random.default_rng(d)
+    X = np.column_stack([confounded(300, seed=d)[:, :2], rng.standard_normal((300, d - 2))])
+    block = DensityRatioWeightsBlock(C=C, max_ratio=max_ratio, max_pairs=max_pairs, seed=5)
+    expected = reference_srdo(X, C, max_ratio, max_pairs, seed=5)
+    assert expected.max() > 1.1  # the weights are not uniform
+    np.testing.assert_allclose(block.weights(X, seed=5), expected, rtol=1e-6)
+    # the block's own seed reaches the permutations, and mu sums to the problem's total
+    for form, total in (("mean_one", 300.0), ("simplex", 1.0)):
+        state = raw_state(X)
+        state.problem.sample_weights = form
+        np.testing.assert_allclose(block.step(state).mu, expected * total / 300, rtol=1e-6)
+    assert not np.allclose(block.weights(X, seed=6), expected, rtol=1e-3)
+
+
+def test_one_feature_has_nothing_to_decorrelate():
+    X = np.random.default_rng(0).random((50, 1))
+    assert np.array_equal(DensityRatioWeightsBlock().weights(X, seed=0), np.ones(50))
+    assert np.array_equal(DecorrelationWeightsBlock().weights(X), np.ones(50))
+
+
+@pytest.mark.parametrize(("n", "d", "max_pairs"), [(300, 5, 5000), (2000, 8, 5000),
+                                                   (300, 60, 5000), (200, 60, 500)])
+def test_the_weight_blocks_memory_bounds_the_measured_peak(n, d, max_pairs):
+    """The declared phase is at least what a step allocates at its peak (tracemalloc) and
+    at most twice it, whether the (n, d) data, the (d, d) moments or the pairs' products
+    dominate. Declared before: 0.44-0.73 of the peak (the loss's (n, d) temporaries and
+    the regression's copies of the products were not counted)."""
+    X = np.random.default_rng(0).random((n, d)) + np.random.default_rng(1).random((n, 1))
+    size = FitSize(n, d, Settings(n_clusters=3))
+    for block, phase in ((DecorrelationWeightsBlock(max_iter=3), "decorrelation_weights"),
+                         (DensityRatioWeightsBlock(max_pairs=max_pairs), "density_ratio_weights")):
+        declared = block.cost(size).memory[phase]
+        peak = step_peak(block, raw_state(X))
+        assert peak <= declared <= 2 * peak, (phase, peak, declared)
+
+
+def test_the_weight_blocks_work_grows_with_the_products_they_make():
+    """DWR: ``max_iter`` iterations of (n, d, d) products; SRDO: a regression on the n
+    samples' products of min(d (d - 1) / 2, max_pairs) pairs."""
+    def flops(block, n, d):
+        return block.cost(FitSize(n, d, Settings(n_clusters=3))).flops
+
+    dwr = DecorrelationWeightsBlock(max_iter=10)
+    # at least the two (n, d, d) products of one evaluation of the loss an iteration
+    assert flops(dwr, 100, 10) >= 10 * 2 * (2 * 100 * 10 * 10)
+    assert flops(dwr, 200, 10) == pytest.approx(2 * flops(dwr, 100, 10))
+    assert flops(dwr, 100, 20) == pytest.approx(4 * flops(dwr, 100, 10))
+    assert flops(DecorrelationWeightsBlock(max_iter=30), 100, 10) == pytest.approx(
+        3 * flops(dwr, 100, 10))
+    srdo = DensityRatioWeightsBlock(max_pairs=100)
+    # at least one pass of the regression's loss and gradient over the 2n x pairs products
+    assert flops(srdo, 100, 10) >= 2 * (2 * 2 * 100 * 45)
+    assert flops(srdo, 200, 10) == pytest.approx(2 * flops(srdo, 100, 10))
+    assert flops(srdo, 100, 10) == pytest.approx(45 / 10 * flops(srdo, 100, 5))  # all pairs
+    assert flops(srdo, 100, 40) == pytest.approx(100 / 45 * flops(srdo, 100, 10))  # capped
+
+
+def test_dwr_without_iterations_keeps_the_uniform_weights():
+    """``max_iter=0`` is allowed: the start, uniform weights."""
+    assert np.array_equal(DecorrelationWeightsBlock(max_iter=0).weights(confounded(50)),
+                          np.ones(50))
+
+
+def test_dwr_returns_its_best_weights_where_no_step_lowers_the_loss():
+    """With ``tol=0`` the projected gradient runs until even its smallest step raises the
+    loss (here, on a problem that reaches that point, iteration 422 on this machine):
+    it returns the weights before the rise, on the simplex, the loss (written here from
+    its definition) far below its start."""
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    X[:, 1] += X[:, 0]
+    w = DecorrelationWeightsBlock(penalty=0.0, max_iter=20000, tol=0.0).weights(X)
+    assert isinstance(w, np.ndarray) and w.min() >= 0 and w.sum() == pytest.approx(20)
+    Z = standardized(X)
+    assert weighted_offdiag_sq(Z, w) < 1e-6 * weighted_offdiag_sq(Z, np.ones(20))
+
+
+def test_the_documented_defaults():
+    """docs/RESULTS.md: the benchmarks' settings, fixed before the sweep, are the
+    defaults (DWR's penalty 0.1; SRDO's C = 0.1 and cap 10 x the mean); SRDO's
+    docstring: all pairs are used up to d = 100 features at the default max_pairs."""
+    from causefs.blocks.initialization.density_ratio_weights import feature_pairs
+
+    assert DecorrelationWeightsBlock().penalty == 0.1
+    srdo = DensityRatioWeightsBlock()
+    assert (srdo.C, srdo.max_ratio) == (0.1, 10.0)
+    rng = np.random.default_rng(0)
+    assert feature_pairs(100, srdo.max_pairs, rng)[0].size == 100 * 99 // 2
+    assert feature_pairs(101, srdo.max_pairs, rng)[0].size < 101 * 100 // 2
+
+
+def test_dwr_stops_at_the_first_relative_decrease_below_tol():
+    """"Stop when the relative decrease of the loss in an iteration is below tol": the
+    iterates are those of ``max_iter=k`` (``tol=0``), their losses written here from the
+    definition; a run with tol stops at the first k whose decrease is at most tol times
+    the loss before it (the loss is not negative, so ``tol=1`` stops after one)."""
+    X = confounded(200)
+    Z = standardized(X)
+    start = weighted_offdiag_sq(Z, np.ones(200))
+
+    def iterate(k):
+        return DecorrelationWeightsBlock(max_iter=k, tol=0.0).weights(X)
+
+    def loss(v):
+        return weighted_offdiag_sq(Z, v) / start + 0.1 * np.mean((v - 1.0) ** 2)
+
+    losses = [loss(iterate(k)) for k in range(40)]
+    for tol in (1.0, 0.3, 0.05, 0.01):
+        stop = next(k for k in range(1, 40) if losses[k - 1] - losses[k] <= tol * losses[k - 1])
+        assert tol < 1.0 or stop == 1
+        assert np.array_equal(DecorrelationWeightsBlock(tol=tol).weights(X), iterate(stop)), tol

@@ -1,5 +1,7 @@
 """Every registered block honours the block contract (parametrized over the registry)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -100,3 +102,39 @@ def test_check_step_returns_the_new_state():
     state = find(states(), lambda s: True, settings=settings())
     new = check_step(make("selection_matrix"), state)
     assert new.W is not state.W and np.all(np.isfinite(new.W))
+
+
+def test_a_block_class_is_checked_when_it_is_defined_and_an_abstract_one_is_not():
+    """``Block.__init_subclass__``: a concrete block's kind is one of KINDS and what it
+    re-estimates is among what it writes (all of it may be: a subset, not a proper one);
+    an abstract intermediate class, which sets no kind yet, is left alone."""
+    from abc import abstractmethod
+
+    class Intermediate(Block):  # abstract: declares no kind, must not be checked
+        @abstractmethod
+        def extra(self):
+            ...
+
+    class Concrete(Intermediate):
+        name, kind, writes, reestimates = "concrete", "descent", ("x", "c"), ("c",)
+
+        def extra(self):
+            return None
+
+        def step(self, state):
+            return state
+
+    assert Concrete().descended() == ("x",)  # what it writes, less what it re-estimates
+
+    class OnlyReestimated(Block):  # reestimates == writes is allowed
+        name, kind, writes, reestimates = "only", "descent", ("c",), ("c",)
+
+        def step(self, state):
+            return state
+
+    assert OnlyReestimated().descended() == ()
+    with pytest.raises(TypeError, match=re.escape(
+            "Sideways.kind must be one of ['descent', 'init', 'structural'], got 'sideways'")):
+        type("Sideways", (Concrete,), {"kind": "sideways"})
+    with pytest.raises(TypeError, match="^Wider.reestimates must be a subset of writes$"):
+        type("Wider", (Concrete,), {"reestimates": ("c", "y")})

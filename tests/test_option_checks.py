@@ -9,6 +9,7 @@ import pytest
 
 from causefs.blocks import (
     ConfoundersBlock,
+    DecorrelationWeightsBlock,
     DensityRatioWeightsBlock,
     EmbeddingBlock,
     SampleWeightsBlock,
@@ -47,6 +48,13 @@ from causefs.qp.projected_gradient import ProjectedGradientBackend
     (ConfoundersBlock, {"irrelevant_tol": -0.1}, "irrelevant_tol=-0.1"),
     (SpectralEmbeddingBlock, {"seed": -1}, "seed=-1"),
     (DensityRatioWeightsBlock, {"seed": "abc"}, "seed='abc'"),
+    (DensityRatioWeightsBlock, {"seed": -1}, "seed=-1: must be an integer >= 0"),
+    (DensityRatioWeightsBlock, {"C": 0}, "C=0: must be a real number > 0"),
+    (DensityRatioWeightsBlock, {"max_ratio": 1}, "max_ratio=1: must be a real number > 1"),
+    (DensityRatioWeightsBlock, {"max_pairs": 0}, "max_pairs=0: must be an integer >= 1"),
+    (DecorrelationWeightsBlock, {"penalty": -1}, "penalty=-1: must be a real number >= 0"),
+    (DecorrelationWeightsBlock, {"max_iter": -1}, "max_iter=-1: must be an integer >= 0"),
+    (DecorrelationWeightsBlock, {"tol": -1}, "tol=-1: must be a real number >= 0"),
     (SampleWeightsBlock, {"qp": "abc"}, "qp='abc': must be a QP backend"),
 ])
 def test_part_options_are_checked(factory, options, message):

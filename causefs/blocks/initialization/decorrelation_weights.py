@@ -66,10 +66,13 @@ class DecorrelationWeightsBlock(Block):
         self.tol = check_value("tol", tol, Interval(float, 0))
 
     def cost(self, size) -> Cost:
-        """At most ``max_iter`` iterations of two (n, d, d) products; (d, d) moments."""
+        """At most ``max_iter`` iterations of two (n, d, d) products. Memory: the
+        standardized data and the (n, d) temporaries of the loss and its gradient (about
+        four (n, d) arrays at once), the (d, d) moments, and the weight vectors the
+        backtracking keeps (about eight of n)."""
         n, d = size.n_samples, size.n_features
         return Cost(flops=self.max_iter * 4.0 * n * d * d,
-                    memory={"decorrelation_weights": 3 * d * d * 8 + 2 * n * d * 8})
+                    memory={"decorrelation_weights": (4 * n * d + 3 * d * d + 8 * n) * 8})
 
     def weights(self, X: np.ndarray) -> np.ndarray:
         """Mean-one decorrelating weights of the rows of X, (n,)."""

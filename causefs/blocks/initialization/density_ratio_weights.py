@@ -68,11 +68,13 @@ class DensityRatioWeightsBlock(Block):
 
     def cost(self, size) -> Cost:
         """A logistic regression on 2n samples of at most ``max_pairs`` products
-        (counted as 100 passes over them)."""
+        (counted as 100 passes over them). Memory: the 2n rows of products and of
+        features, and the copies of them the regression makes (about eight floats a
+        sample for each pair and feature)."""
         n, d = size.n_samples, size.n_features
         pairs = min(d * (d - 1) // 2, self.max_pairs)
         return Cost(flops=100 * 8.0 * n * pairs,
-                    memory={"density_ratio_weights": 4 * n * (pairs + d) * 8})
+                    memory={"density_ratio_weights": 8 * n * (pairs + d) * 8})
 
     def weights(self, X: np.ndarray, seed: int) -> np.ndarray:
         """Mean-one density-ratio weights of the rows of X, (n,)."""

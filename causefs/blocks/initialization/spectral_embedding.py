@@ -37,6 +37,12 @@ def component_basis(A) -> np.ndarray:
 SHIFT_INVERT_N = 5000
 
 
+def dense_path(n: int, h: int) -> bool:
+    """Whether :func:`smallest_eigenvectors` takes a dense eigendecomposition: below 200
+    samples, or when h is too large for an iterative solver."""
+    return n < 200 or 5 * h >= n
+
+
 def smallest_eigenvectors(A, h: int, seed: int = 0, tol: float = 1e-8) -> np.ndarray:
     """Orthonormal eigenvectors of the h smallest eigenvalues of ``L_A``, (n, h).
 
@@ -58,7 +64,7 @@ def smallest_eigenvectors(A, h: int, seed: int = 0, tol: float = 1e-8) -> np.nda
     L = laplacian_matrix(A)
     n, c = L.shape[0], Z.shape[1]
     rng = np.random.default_rng(seed)
-    if n < 200 or 5 * h >= n:
+    if dense_path(n, h):
         _, vectors = scipy.linalg.eigh(L.toarray(), subset_by_index=[c, h - 1])
     else:
         vectors = _lobpcg_complement(L, Z, h - c, rng, tol) if n > SHIFT_INVERT_N else None
@@ -125,9 +131,16 @@ class SpectralEmbeddingBlock(Block):
         (the graph's conditioning), about 7 h n^1.6 operations in the default fits of
         n = 20,000 to 100,000 x 64 (0.6 to 6.3 s wall, two threads; 55 h n^1.6 had been
         CPU seconds of one thread on uniform data, benchmarks/bench_estimate.py, 7-10x
-        above these: docs/PERFORMANCE.md, "Large n, now"); the block vectors in memory."""
-        n, h = size.n_samples, size.n_clusters
-        return Cost(ops=7.0 * h * n**1.6, memory={"spectral_embedding": 12 * n * h * 8})
+        above these: docs/PERFORMANCE.md, "Large n, now"). Memory: the block vectors
+        and the QR's copies (12 n h floats), the graph's sparse Laplacian and its
+        factors (8 n k), the Lanczos basis and work vectors (30 n), and on the dense path
+        (:func:`dense_path`) the dense Laplacian and the eigensolver's copy of it
+        (3 n^2): 1.5 to 2.6 times the peak measured by
+        ``tests/test_initial_blocks.py``. A graph of many components adds an (n, c)
+        basis of them, not counted."""
+        n, h, k = size.n_samples, size.n_clusters, size.n_neighbors
+        floats = (12 * h + 8 * k + 30) * n + (3 * n * n if dense_path(n, h) else 0)
+        return Cost(ops=7.0 * h * n**1.6, memory={"spectral_embedding": floats * 8})
 
     def step(self, state: State) -> State:
         return state.replace(F=smallest_eigenvectors(state.G, state.problem.n_clusters,
