@@ -104,6 +104,22 @@ SETS = {
                         "tests/test_closed_forms.py::test_sparse_spectral_embedding_matches_"
                         "dense_eigenvectors",
                         "tests/test_option_checks.py::test_part_options_are_checked"]),
+    "qp": (["causefs/qp/base.py", "causefs/qp/problem.py", "causefs/qp/projected_gradient.py",
+            "causefs/qp/gradient_projection_cg.py", "causefs/qp/cvxpy_backend.py"],
+           ["tests/test_qp.py", "tests/test_descent_block_steps.py", "tests/test_budget.py",
+            "tests/test_closed_forms.py::test_mu_qp_is_the_objective_in_mu",
+            "tests/test_option_checks.py::test_part_options_are_checked",
+            "tests/test_option_checks.py::test_values_are_normalized_where_checked",
+            "tests/test_memory.py::test_the_guard_names_a_setting_that_fits",
+            "tests/test_memory.py::test_estimates_grow_with_the_dense_paths",
+            "tests/test_conventions.py::test_a_fit_that_needs_cvxpy_says_which_extra"]
+           + [f"tests/test_kernels_qp.py::{test}" for test in (
+               "test_qp_backend_contract", "test_backends_agree_on_the_mu_problem",
+               "test_a_budget_holds_when_the_step_backtracks")]
+           + [f"tests/test_descent_block_costs.py::{test}" for test in (
+               "test_the_sample_weights_declare_balance_products_exactly_when_a_step_"
+               "makes_them",
+               "test_the_sample_weights_declare_every_balance_product_a_step_makes")]),
     "nuisance_blocks": (["causefs/blocks/nuisance/nuisance_adjustment.py",
                          "causefs/blocks/nuisance/nuisance_balance_weights.py",
                          "causefs/numerics/nuisance_effects.py"],

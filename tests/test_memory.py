@@ -42,7 +42,7 @@ def test_default_fit_allocates_nothing_n_by_n():
 
 
 @pytest.mark.parametrize("options, phase", [
-    (dict(qp="cvxpy"), "use a matrix-free QP backend"),
+    (dict(qp="cvxpy"), "use a matrix-free QP backend: qp='gradient_projection_cg'"),
     (dict(neighbor_algorithm="all"), "use a kNN candidate search"),
     (dict(kernel={"name": "rbf", "approximation": "exact"}), "kernel='linear'"),
 ])
