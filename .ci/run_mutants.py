@@ -132,6 +132,15 @@ SETS = {
                  "interval",
                  "test_the_cpu_seconds_read_count_this_process_within_the_machines",
                  "test_a_large_operation_widens_only_onto_cores_left_idle")]),
+    "terms": ([f"causefs/terms/{name}.py" for name in (
+                   "base", "balance", "fused_smoothness", "fusion", "granular_graphs",
+                   "regression", "sparsity")]
+              + [f"causefs/kernels/{name}.py" for name in ("base", "linear", "rbf")],
+              ["tests/test_terms.py", "tests/test_kernels.py", "tests/test_objective.py",
+               "tests/test_kernels_qp.py", "tests/test_closed_forms.py",
+               "tests/test_reference_math.py",
+               "tests/test_option_checks.py::test_part_options_are_checked", "-k",
+               "not catches_a_wrong_term"]),
 }
 
 
