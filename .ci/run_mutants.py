@@ -145,6 +145,34 @@ SETS = {
                "tests/test_settings.py", "tests/test_state.py",
                "tests/test_contracts.py::test_a_requirement_must_be_a_constructor_argument_"
                "the_engine_provides"]),
+    "core": (["causefs/core/state.py", "causefs/core/validation.py", "causefs/core/parts.py",
+              "causefs/core/progress.py", "causefs/core/extras.py",
+              "causefs/numerics/threads.py"],
+             ["tests/test_state.py", "tests/test_validation.py", "tests/test_parts.py",
+              "tests/test_progress.py", "tests/test_threads.py", "tests/test_option_checks.py",
+              "tests/test_numerics_budgets.py", "tests/test_memory.py::test_parse_bytes"]
+             + [f"tests/test_conventions.py::{test}" for test in (
+                 "test_a_missing_extra_is_named",
+                 "test_only_the_missing_module_itself_is_reported_as_an_extra",
+                 "test_a_fit_that_needs_cvxpy_says_which_extra",
+                 "test_the_command_without_hydra_says_which_extra")]
+             + [f"tests/test_fast_paths.py::{test}" for test in (
+                 "test_the_fit_runs_with_one_blas_thread_and_restores_the_callers",
+                 "test_parallel_work_keeps_blas_on_one_thread_and_the_items_order",
+                 "test_a_long_block_is_logged_while_it_runs",
+                 "test_busy_elsewhere_is_the_machines_cpu_time_less_this_process_over_an_"
+                 "interval",
+                 "test_the_cpu_seconds_read_count_this_process_within_the_machines",
+                 "test_a_large_operation_widens_only_onto_cores_left_idle")]),
+    "terms": ([f"causefs/terms/{name}.py" for name in (
+                   "base", "balance", "fused_smoothness", "fusion", "granular_graphs",
+                   "regression", "sparsity")]
+              + [f"causefs/kernels/{name}.py" for name in ("base", "linear", "rbf")],
+              ["tests/test_terms.py", "tests/test_kernels.py", "tests/test_objective.py",
+               "tests/test_kernels_qp.py", "tests/test_closed_forms.py",
+               "tests/test_reference_math.py",
+               "tests/test_option_checks.py::test_part_options_are_checked", "-k",
+               "not catches_a_wrong_term"]),
 }
 
 

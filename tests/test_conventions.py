@@ -51,6 +51,26 @@ def test_a_missing_extra_is_named():
     assert set(EXTRAS) <= set(_extras_of_pyproject())
 
 
+def test_only_the_missing_module_itself_is_reported_as_an_extra(tmp_path, monkeypatch):
+    """A missing package or submodule names the extra; an installed module that fails to
+    import, because of a dependency of its own or any other error, raises its own error."""
+    with pytest.raises(MissingDependencyError, match="needs 'no_such_package_x.sub', which is not"):
+        require("no_such_package_x.sub", "cvxpy", "the thing")  # the package is missing
+    with pytest.raises(MissingDependencyError, match="needs 'json.no_such_sub', which is not"):
+        require("json.no_such_sub", "cvxpy", "the thing")  # a submodule is missing
+    monkeypatch.syspath_prepend(str(tmp_path))
+    tmp_path.joinpath("causefs_needs_other.py").write_text("import no_such_dependency_y\n")
+    tmp_path.joinpath("causefs_raises_unnamed.py").write_text(
+        "raise ModuleNotFoundError('found nothing')\n")
+    with pytest.raises(ModuleNotFoundError, match="no_such_dependency_y") as raised:
+        require("causefs_needs_other", "cvxpy", "the thing")
+    assert not isinstance(raised.value, MissingDependencyError)
+    with pytest.raises(ModuleNotFoundError, match="found nothing") as raised:
+        require("causefs_raises_unnamed", "cvxpy", "the thing")
+    assert not isinstance(raised.value, MissingDependencyError)
+    assert require("json", "cvxpy", "the thing") is sys.modules["json"]
+
+
 def _extras_of_pyproject():
     import tomllib
 

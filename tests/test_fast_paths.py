@@ -366,7 +366,7 @@ def test_the_cpu_seconds_read_count_this_process_within_the_machines():
 
 @pytest.mark.parametrize("busy, cores, expected", [
     (0.0, 2, 2), (0.4, 2, 2), (0.6, 2, 1), (1.0, 2, 1), (None, 2, 1), (3.0, 8, 2),
-    (7.0, 8, 1)])
+    (7.0, 8, 1), (0.0, None, 1)])  # cores unknown (os.cpu_count() is None): one
 def test_a_large_operation_widens_only_onto_cores_left_idle(monkeypatch, busy, cores,
                                                             expected):
     """The caller allows two threads; BLAS widens to them less the cores busy elsewhere

@@ -4,6 +4,7 @@ refuses a schedule whose descent blocks do not account for a term."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
 import scipy.sparse as sp
 
 from causefs import CauseFS, ScheduleError
@@ -263,3 +264,102 @@ def test_a_plugin_declares_a_variable_of_its_own_and_a_term_reads_it(blobs):
         assert {"name": "scaled_ridge", "weight": 0.01} in est.terms_
     finally:
         unregister_plugin(plugin)
+
+
+@settings(max_examples=10, deadline=None)
+@given(states(granular=True))
+def test_the_graph_terms_are_zero_and_add_nothing_without_their_graph(state):
+    """Docstrings: ``Tr(F' L_G F)`` and the fusion term are 0 without G; the fusion term
+    without xi is the granular graphs' agreement alone."""
+    from causefs.model.subproblems import Gradient
+
+    without_G = state.replace(G=None)
+    assert FusedSmoothnessTerm().value(without_G) == 0.0
+    assert FusionTerm().value(without_G) == 0.0
+    gradient = Gradient(without_G, "F")
+    FusedSmoothnessTerm().add_to_gradient(without_G, gradient)
+    assert not np.any(gradient.value)
+    no_xi = state.replace(xi=None)
+    expected = -sum(state.nu[m] * np.sum(dense(state.G) * dense(S))
+                    for m, S in enumerate(state.S or ()))
+    assert FusionTerm().value(no_xi) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+@settings(max_examples=10, deadline=None)
+@given(states(granular=True))
+def test_a_group_of_zero_weight_gives_its_graph_no_prior(state):
+    """The prior of S[m] is nu_m G (eq. S.5): none at all for nu_m = 0, so that G's
+    support does not join the candidates of a graph it does not weigh on."""
+    from causefs.model.subproblems import GraphCost
+
+    if not state.S:
+        return
+    nu = np.zeros(len(state.S))
+    nu[-1] = 1.0
+    weighted = state.replace(nu=nu)
+    for m in range(len(state.S)):
+        cost = GraphCost(weighted, "S", m)
+        FusionTerm().add_to_graph_cost(weighted, cost)
+        if nu[m] == 0:
+            assert cost.prior is None
+        else:
+            np.testing.assert_allclose(dense(cost.prior), dense(state.G))
+
+
+def test_a_term_declares_what_it_reads_and_what_weighs_it():
+    """A concrete term is checked when its class is made: its needs among its reads, its
+    weight among its constructor's keywords; an abstract one is not checked yet."""
+
+    class Weighted(Term):
+        name, weighted_by, reads, needs = "weighted_ok", "weight", ("W",), ("W",)
+
+        def __init__(self, weight: float = 1.0):
+            self.weight = weight
+
+        def value(self, state):
+            return 0.0
+
+    assert Weighted(weight=0).active is False and Weighted().active
+
+    with pytest.raises(TypeError, match=r"^Needy\.needs must be a subset of reads$"):
+        type("Needy", (Term,), {"name": "needy", "reads": ("W",), "needs": ("F",),
+                                "value": lambda self, state: 0.0})
+    with pytest.raises(TypeError, match=r"^Unweighed\.weighted_by names 'weight', which its "
+                                        r"constructor does not take$"):
+        type("Unweighed", (Term,), {"name": "unweighed", "weighted_by": "weight",
+                                    "value": lambda self, state: 0.0})
+
+    class Abstract(Term):  # value still abstract: its needs are a subclass's business
+        needs = ("F",)
+
+    assert Abstract.needs == ("F",)
+
+
+def test_a_term_adds_to_the_subproblems_whose_hook_it_defines():
+    from causefs.model.subproblems import (
+        EmbeddingSystem,
+        Gradient,
+        GraphCost,
+        SampleWeightQP,
+        SelectionSystem,
+    )
+
+    assert RegressionTerm.subproblems() == [SelectionSystem, EmbeddingSystem, SampleWeightQP,
+                                            Gradient]
+    assert FusionTerm.subproblems() == [GraphCost]
+    assert set(FusedSmoothnessTerm.subproblems()) == {EmbeddingSystem, GraphCost, Gradient}
+
+
+@settings(max_examples=5, deadline=None)
+@given(states())
+def test_the_balance_term_needs_the_confounder_sets(state):
+    with pytest.raises(ValueError, match=r"^the balance term \(beta != 0\) needs the "
+                                         r"confounder sets K$"):
+        BalanceTerm(beta=1.0).value(state.replace(K=None))
+
+
+def test_a_term_of_weight_zero_reads_and_needs_nothing():
+    off, on = BalanceTerm(beta=0.0), BalanceTerm(beta=0.5)
+    assert off.inputs() == () and off.needed() == () and not off.active
+    assert on.inputs() == BalanceTerm.reads and on.needed() == BalanceTerm.needs
+    assert FusionTerm().inputs() == FusionTerm.reads  # unweighted: always active

@@ -155,7 +155,8 @@ def parse_bytes(value) -> int | None:
     if _is_real(value):
         number = float(value)
     elif isinstance(value, str):
-        text = value.strip().upper().replace(" ", "")
+        # a space may part the number from its unit ("512 MB"), not split either
+        text = value.strip().upper()
         factor = next((f for unit, f in _UNITS if text.endswith(unit)), 1)
         digits = next((text[: -len(unit)] for unit, _ in _UNITS if text.endswith(unit)), text)
         try:

@@ -75,8 +75,10 @@ class LinearBalance(BalanceOperator):
     def diagonal(self):
         if not self._mask.size:
             return np.zeros(self.n)
+        # elementwise squares: a scipy.sparse matrix's ``**`` is the matrix power
+        X2 = self._X.multiply(self._X) if sp.issparse(self._X) else self._X**2
         with threads_for(self._flops() / 2):
-            squares = (self._X**2) @ self._weights
+            squares = X2 @ self._weights
         return np.einsum("ij,ij->i", squares, self._A**2).astype(float, copy=False)
 
     def _plan(self) -> tuple[bool, int]:
@@ -124,13 +126,15 @@ class LinearKernel(Kernel):
 
     def cost(self, size) -> Cost:
         """A product: two ``(n x |V| x |T|)`` matrix products with every feature a
-        confounder. Memory: the operator keeps X_V, A_T and its ``(d, |T|)`` pair weights,
-        two operators are cached, a product makes ``(d, |T|)`` moments and their weighted
-        copy; plus the Gram where ``balance_form`` forms it."""
+        confounder. Memory: an operator keeps X_V (n, d) and A_T (n, |T|) and two are
+        cached; a product makes an (n, |T|) temporary at a time (the weighted coding, then
+        the product back), and ``(d, |T|)`` pair weights, moments and their weighted copy;
+        plus the Gram where ``balance_form`` forms it."""
         n, d, T = size.n_samples, size.n_features, size.n_treatments
         gram = gram_bytes(size)
         advice = {"balance_operator": "hold the balance term as products: "
                                       "balance_form='products'"} if gram else {}
         return Cost(flops=4.0 * n * d * T,
-                    memory={"balance_operator": (3 * n * d + 6 * d * T) * 8 + gram},
+                    memory={"balance_operator": (2 * n * d + 3 * n * T + 6 * d * T) * 8
+                            + gram},
                     advice=advice)
