@@ -626,15 +626,7 @@ def test_gpcg_takes_the_newton_step_of_a_diagonal_problem_in_four_products(seed,
     assert np.allclose(result.x, minimizer, rtol=0, atol=1e-12 * total)
 
 
-LINEAR_STEP_OVERFLOWS = pytest.mark.xfail(strict=True, reason=(
-    "P = 0: the step 1/L (the estimate's floor 1e-300) and GPCG's first step "
-    "1 / max(diag, 1e-300) are 1e300; the projection of points of size 1e300 is not "
-    "feasible (sum 9e299) and the safeguard's projection cannot restore it"))
-
-
-@pytest.mark.parametrize("name", ["cvxpy", pytest.param("gradient_projection_cg", marks=[
-    LINEAR_STEP_OVERFLOWS]), pytest.param("projected_gradient", marks=[
-        LINEAR_STEP_OVERFLOWS, pytest.mark.filterwarnings("ignore:overflow")])])
+@pytest.mark.parametrize("name", ["cvxpy", "gradient_projection_cg", "projected_gradient"])
 def test_a_linear_objective_is_minimized_at_the_vertex_of_least_q(name):
     """P = 0: the minimum over the simplex is ``total * min(q)``, at ``total e_i`` for the
     least ``q_i``."""
@@ -643,3 +635,18 @@ def test_a_linear_objective_is_minimized_at_the_vertex_of_least_q(name):
     result = BACKENDS[name]().solve(qp, np.full(5, 0.4))
     assert result.converged and result.value == pytest.approx(-1.4, rel=1e-8)
     assert np.allclose(result.x, [0, 0, 0, 2.0, 0], rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["gradient_projection_cg", "projected_gradient"])
+@pytest.mark.parametrize("curvature", [0.0, 1e-200])
+def test_a_nearly_linear_objective_is_minimized_at_the_vertex_of_least_q(name, curvature):
+    """Curvature far below the linear part's scale: the minimizer is still (to the
+    curvature's effect, 1e-200) the vertex of least q, on the sum-to-n scale of
+    ``sample_weights='mean_one'``."""
+    q = np.random.default_rng(5).standard_normal(50)
+    qp = SimplexQP(diag=np.full(50, curvature), linear=q, total=50.0)
+    result = BACKENDS[name]().solve(qp, np.ones(50))
+    expected = np.zeros(50)
+    expected[np.argmin(q)] = 50.0
+    assert result.converged and np.allclose(result.x, expected, rtol=0, atol=1e-6)
+    assert result.value == pytest.approx(50.0 * q.min(), rel=1e-10)
