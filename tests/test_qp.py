@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from causefs.kernels import GramBalance
 from causefs.qp import QPBackend, QPResult, SimplexQP
 from causefs.qp.cvxpy_backend import CvxpyBackend
 from causefs.qp.gradient_projection_cg import GradientProjectionCGBackend
@@ -23,23 +24,15 @@ BACKENDS = {"projected_gradient": ProjectedGradientBackend,
             "gradient_projection_cg": GradientProjectionCGBackend, "cvxpy": CvxpyBackend}
 
 
-class Balance:
-    """A balance operator given by a dense PSD matrix ``H`` (float32 copy on demand)."""
+class Balance(GramBalance):
+    """A dense PSD ``H`` whose diagonal may be withheld, with a float32 copy on demand."""
 
     def __init__(self, H, diagonal=True):
+        super().__init__(H)
         self.H, self.has_diagonal = H, diagonal
 
-    def quad(self, v):
-        return float(v @ self.H @ v)
-
-    def matvec(self, v):
-        return self.H @ v
-
-    def dense(self):
-        return self.H
-
     def diagonal(self):
-        return np.diag(self.H).copy() if self.has_diagonal else None
+        return super().diagonal() if self.has_diagonal else None
 
     def low_precision(self):
         return Balance(self.H.astype(np.float32), self.has_diagonal)
