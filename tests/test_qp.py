@@ -643,3 +643,11 @@ def test_a_nearly_linear_objective_is_minimized_at_the_vertex_of_least_q(name, c
     expected[np.argmin(q)] = 50.0
     assert result.converged and np.allclose(result.x, expected, rtol=0, atol=1e-6)
     assert result.value == pytest.approx(50.0 * q.min(), rel=1e-10)
+
+
+def test_the_step_ceiling_is_a_span_of_the_total_over_the_largest_gradient():
+    from causefs.qp.base import STEP_SPAN, step_ceiling
+
+    assert step_ceiling(np.array([0.5, -2.0, 1.0]), 3.0) == STEP_SPAN * 3.0 / 2.0
+    assert step_ceiling(np.array([-0.25]), 1.0) == STEP_SPAN * 4.0
+    assert step_ceiling(np.zeros(3), 5.0) == np.inf  # no gradient: no ceiling
