@@ -132,12 +132,11 @@ def test_a_budget_holds_when_the_step_backtracks(name, budget):
     declares (18 for 17 at a budget of 3)."""
     from causefs.qp import SimplexQP
     from causefs.testing import CountedBalance
-    from causefs.testing.strategies import _DenseOperator
 
     n = 20
     eigenvalues = np.ones(n)
     eigenvalues[13] = 1.1
-    counted = CountedBalance(_DenseOperator(np.diag(eigenvalues)))
+    counted = CountedBalance(GramBalance(np.diag(eigenvalues)))
     qp = SimplexQP(diag=np.zeros(n), linear=np.zeros(n), total=1.0, balance=counted,
                    balance_weight=1.0, max_products=budget)
     backend = make_qp_backend(name)

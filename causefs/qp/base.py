@@ -13,6 +13,19 @@ from ..numerics.simplex import project_simplex
 from .problem import SimplexQP
 
 
+#: a step that moves a weight by this many times the total lands far outside the simplex
+#: already; a longer one only loses the point to overflow (a linear objective, P = 0,
+#: has no curvature to bound the step)
+STEP_SPAN = 1e6
+
+
+def step_ceiling(gradient: np.ndarray, total: float) -> float:
+    """The longest useful step along ``-gradient``: ``STEP_SPAN * total / max|gradient|``
+    (inf for a zero gradient)."""
+    largest = float(np.abs(gradient).max(initial=0.0))
+    return STEP_SPAN * total / largest if largest > 0 else np.inf
+
+
 @dataclass
 class QPResult:
     """Solution of a :class:`SimplexQP`: the point, its objective, and how it was reached."""

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..core.validation import Interval, check_value
 from ..numerics.simplex import project_simplex
-from .base import QPBackend, QPResult
+from .base import QPBackend, QPResult, step_ceiling
 from .problem import SimplexQP
 
 
@@ -128,7 +128,7 @@ class _Solve:
         """A point of sufficient decrease on the projection arc: ``(d, P d, d'P d)``, or
         None when x is stationary for the projected gradient, none was found, or the
         budget ran out (a retry past it would overrun the declared products)."""
-        t = self.step
+        t = min(self.step, step_ceiling(g, self.qp.total))  # P = 0: no curvature bounds it
         for _ in range(30):
             if self.spent():
                 return None

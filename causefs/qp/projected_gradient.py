@@ -6,7 +6,7 @@ import numpy as np
 
 from ..core.validation import Interval, check_value
 from ..numerics.simplex import project_simplex
-from .base import QPBackend, QPResult
+from .base import QPBackend, QPResult, step_ceiling
 from .problem import SimplexQP
 
 
@@ -75,7 +75,8 @@ class ProjectedGradientBackend(QPBackend):
         x = project_simplex(x0, total)
         Px = qp.matvec(x)
         f = qp.value(x, Px)
-        L = 1.01 * lipschitz_estimate(qp)
+        # at least the inverse of the longest useful step: P = 0 has no curvature
+        L = max(1.01 * lipschitz_estimate(qp), 1.0 / step_ceiling(Px + q, total))
         y, Py, t = x, Px, 1.0
         gap = np.inf
         converged = False

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ..core.state import State
 from ..engine import DEFAULT_TERMS, balance_of
-from ..kernels import LinearKernel
+from ..kernels import GramBalance, LinearKernel
 from ..model.nuisance_coding import code_nuisance
 from ..model.objective import Objective
 from ..model.problem import Problem
@@ -196,25 +196,7 @@ def simplex_qps(draw, min_size=2, max_size=40, balance=True):
         linear=rng.standard_normal(n) * 10 ** rng.uniform(-2, 1),
         total=total,
         sparse=sparse,
-        balance=_DenseOperator(factor @ factor.T) if balance else None,
+        balance=GramBalance(factor @ factor.T) if balance else None,
         balance_weight=float(10 ** rng.uniform(-2, 2)) if balance else 0.0,
     )
 
-
-class _DenseOperator:
-    """A balance operator given by a dense PSD matrix (for QP strategies)."""
-
-    def __init__(self, H):
-        self.H = H
-
-    def quad(self, v):
-        return float(v @ self.H @ v)
-
-    def matvec(self, v):
-        return self.H @ v
-
-    def dense(self):
-        return self.H
-
-    def diagonal(self):
-        return np.diag(self.H).copy()
