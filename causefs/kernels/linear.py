@@ -126,10 +126,10 @@ class LinearKernel(Kernel):
 
     def cost(self, size) -> Cost:
         """A product: two ``(n x |V| x |T|)`` matrix products with every feature a
-        confounder. Memory: an operator keeps X_V (n, d) and A_T (n, |T|) and two are
-        cached; a product makes an (n, |T|) temporary at a time (the weighted coding, then
-        the product back), and ``(d, |T|)`` pair weights, moments and their weighted copy;
-        plus the Gram where ``balance_form`` forms it."""
+        confounder. Memory: an operator keeps X_V ``(n, d)`` and A_T ``(n, |T|)`` and two
+        are cached; a product makes an ``(n, |T|)`` temporary at a time (the weighted
+        coding, then the product back), and ``(d, |T|)`` pair weights, moments and their
+        weighted copy; plus the Gram where ``balance_form`` forms it."""
         n, d, T = size.n_samples, size.n_features, size.n_treatments
         gram = gram_bytes(size)
         advice = {"balance_operator": "hold the balance term as products: "
