@@ -46,6 +46,13 @@ def load_case(name: str):
         n, d = (int(v) for v in shape.split("x"))
         data = make_causal(n, d, n_clusters=int(clusters or 10), n_causal=min(20, d // 4),
                            n_spurious=min(20, d // 4), seed=0)
+    elif name.startswith("binary:"):  # text-like: 0/1 features, rates differing by cluster
+        shape, _, clusters = name.split(":", 1)[1].partition(":")
+        n, d = (int(v) for v in shape.split("x"))
+        rng = np.random.default_rng(0)
+        y = rng.integers(int(clusters or 2), size=n)
+        rates = 0.1 * rng.random((int(clusters or 2), d))  # about 5 % of the cells are 1
+        return (rng.random((n, d)) < rates[y]).astype(float), y
     elif name == "digits":
         from sklearn.datasets import load_digits
 

@@ -196,8 +196,10 @@ class CauseFS(SelectorMixin, BaseEstimator):
         :data:`~causefs.numerics.neighbors.TREE_N` for points of at most
         :data:`~causefs.numerics.neighbors.TREE_DIMS` dimensions (the graph updates
         search the n_clusters-dimensional embeddings: a k-d tree); beyond it is
-        approximate (a local search warm-started from the graph being replaced, or a
-        faiss HNSW index where there is none yet; recall measured inside fits in
+        approximate (a local search warm-started from the graph being replaced, or,
+        where there is none yet, brute force up to
+        :func:`~causefs.numerics.neighbors.fresh_exact_limit` points of that many
+        dimensions and a faiss HNSW index beyond; recall measured inside fits in
         docs/PERFORMANCE.md); ``approximate`` (those approximate
         searches at every n), ``exact`` (brute force), ``kd_tree`` (exact),
         scikit-learn's ``brute`` and ``ball_tree``, or ``all`` for the dense

@@ -51,7 +51,9 @@ myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence", "substitution"]
 # constants the pages quote, read from the code (a page never restates them)
 myst_substitutions = {
-    "FRESH_EXACT_N": f"{neighbors.FRESH_EXACT_N:,}", "EXACT_N": f"{neighbors.EXACT_N:,}",
+    "FRESH_EXACT_N": f"{neighbors.FRESH_EXACT_N:,}",
+    "FRESH_EXACT_MAX": f"{neighbors.FRESH_EXACT_MAX:,}",
+    "FRESH_EXACT_DIMS": f"{neighbors.FRESH_EXACT_DIMS:,}", "EXACT_N": f"{neighbors.EXACT_N:,}",
     "TREE_N": f"{neighbors.TREE_N:,}", "TREE_DIMS": str(neighbors.TREE_DIMS),
     "TREATMENT_BUDGET": f"{treatments.TREATMENT_BUDGET:.0e}".replace("e+0", "e"),
     "MIN_TREATMENTS": str(treatments.MIN_TREATMENTS),

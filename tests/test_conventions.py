@@ -84,16 +84,18 @@ def test_a_fit_that_needs_cvxpy_says_which_extra(blobs, monkeypatch):
         CauseFS(n_clusters=3, max_iter=1, qp="cvxpy", memory_limit=None).fit(blobs[0])
 
 
-def test_a_fresh_search_beyond_5000_samples_without_faiss_says_which_extra(monkeypatch):
-    from causefs.numerics.neighbors import FRESH_EXACT_N, TREE_DIMS, nearest_candidates
+def test_a_fresh_search_beyond_its_exact_limit_without_faiss_says_which_extra(monkeypatch):
+    from causefs.numerics.neighbors import TREE_DIMS, fresh_exact_limit, nearest_candidates
 
     monkeypatch.setitem(sys.modules, "faiss", None)
     # 'auto' searches points of few dimensions with a k-d tree up to TREE_N: many here
-    Y = np.zeros((FRESH_EXACT_N + 1, TREE_DIMS + 1))
-    with pytest.raises(MissingDependencyError, match=r"neighbour search beyond n = 5000 "
-                       r".*'exact' does without.*causefs\[faiss\]"):
+    limit = fresh_exact_limit(TREE_DIMS + 1)
+    Y = np.zeros((limit + 1, TREE_DIMS + 1))
+    with pytest.raises(MissingDependencyError, match=rf"neighbour search of {limit + 1:,} "
+                       rf"points of 33 dimensions .*beyond {limit:,} points.*'exact' does "
+                       r"without.*causefs\[faiss\]"):
         nearest_candidates(Y, 3, "auto")
-    assert nearest_candidates(Y[:FRESH_EXACT_N], 3, "approximate").shape == (FRESH_EXACT_N, 3)
+    assert nearest_candidates(Y[:limit], 3, "approximate").shape == (limit, 3)
 
 
 def test_the_command_without_hydra_says_which_extra(monkeypatch, capsys):

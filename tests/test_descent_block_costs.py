@@ -270,3 +270,17 @@ def test_the_fused_graph_is_priced_as_one_update_of_an_adaptive_graph():
         size = size_of(n, d, h)
         assert block("fused_graph").cost(size) == graph_cost(size, 1, fresh=False)
         assert block("fused_graph").cost(size) != graph_cost(size, 1, fresh=True)
+
+
+def test_a_fresh_graph_of_many_dimensions_is_priced_as_the_search_it_runs():
+    """A first graph of 8000 points: on 1024 features the brute force it runs
+    (``2 n^2 d`` flops, ``3 n^2`` selections, no HNSW operations), on 1023 an HNSW index
+    (operations only, no flops); an update of the same size is a local search."""
+    from causefs.budget.graphs import graph_cost
+
+    n = 8000
+    wide = graph_cost(size_of(n, 1024), 1, fresh=True)
+    assert wide.flops == 2.0 * n * n * 1024 and wide.ops == 3.0 * n * n
+    narrower = graph_cost(size_of(n, 1023), 1, fresh=True)
+    assert narrower.flops == 0.0 and narrower.ops > 0
+    assert graph_cost(size_of(n, 1024), 1, fresh=False).flops == 0.0

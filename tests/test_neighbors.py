@@ -470,8 +470,9 @@ def test_without_faiss_the_hnsw_search_says_what_needs_it_and_how_to_install_it(
 
     monkeypatch.setattr(extras.importlib, "import_module", missing)
     with pytest.raises(MissingDependencyError, match="^" + re_escape(
-            "a fresh neighbour search beyond n = 5000 samples (neighbor_algorithm='auto' on "
-            "points of more than 32 dimensions, beyond 10,000 on fewer; 'exact' does without) "
+            "a fresh neighbour search of 10 points of 2 dimensions (neighbor_algorithm='auto' "
+            "beyond 5,000 points of this many dimensions, beyond 10,000 of at most 32; 'exact' "
+            "does without) "
             "needs 'faiss', which is not installed; the 'faiss' extra installs it: "
             "pip install \"causefs[faiss]\"") + "$"):
         neighbors._hnsw_neighbors(np.zeros((10, 2)), 3)
@@ -579,3 +580,40 @@ def test_many_copies_are_listed_lowest_index_first():
         for i in range(300):
             copies = [j for j in range(300) if j != i and values[j] == values[i]][:3]
             assert set(found[i]) == set(copies), i
+
+
+def test_the_fresh_exact_limit_is_raised_for_points_of_many_dimensions():
+    """FRESH_EXACT_N points below FRESH_EXACT_DIMS = 1024 dimensions, FRESH_EXACT_MAX =
+    12,000 from there."""
+    from causefs.numerics.neighbors import fresh_exact_limit
+
+    assert [fresh_exact_limit(p) for p in (1, 32, 256, 1023)] == [FRESH_EXACT_N] * 4
+    assert [fresh_exact_limit(p) for p in (1024, 5000)] == [12_000] * 2
+
+
+def test_a_fresh_search_of_many_dimensions_is_exact_up_to_its_limit(monkeypatch):
+    """Beyond FRESH_EXACT_N points, points of 1024 dimensions are still searched by brute
+    force up to fresh_exact_limit(1024) points (no HNSW index: the exact neighbours),
+    and one point more builds the index; points of 1023 dimensions build it beyond
+    FRESH_EXACT_N."""
+    from causefs.numerics.neighbors import fresh_exact_limit
+
+    monkeypatch.setattr(neighbors, "FRESH_EXACT_MAX", 6000)  # a smaller test, same rule
+    limit = fresh_exact_limit(1024)
+    assert limit == 6000
+    Y = np.random.default_rng(11).standard_normal((limit + 1, 1024))
+    monkeypatch.setattr(neighbors, "_hnsw_neighbors", None)  # calling it would fail
+    found = nearest_candidates(Y[:limit], 3, "approximate")
+    rows = [0, 2500, limit - 1]
+    assert same_sets(found[rows], brute_knn(Y[:limit], 3, rows))
+    asked = []
+
+    def hnsw(Y, c):
+        asked.append(Y.shape)
+        return np.full((Y.shape[0], c + 1), -1, dtype=np.int64)  # rows left to _complete
+
+    monkeypatch.setattr(neighbors, "_hnsw_neighbors", hnsw)
+    found = nearest_candidates(Y, 3, "auto")
+    assert same_sets(found[rows], brute_knn(Y, 3, rows))
+    nearest_candidates(Y[:FRESH_EXACT_N + 1, :1023], 3, "auto")
+    assert asked == [(limit + 1, 1024), (FRESH_EXACT_N + 1, 1023)]

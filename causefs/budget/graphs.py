@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ..core.parts import Cost
-from ..numerics.neighbors import FRESH_EXACT_N, resolve_algorithm
+from ..numerics.neighbors import fresh_exact_limit, resolve_algorithm
 
 _FLOAT = 8
 #: operations per point of an HNSW index built and searched (and the local-search round
@@ -27,9 +27,9 @@ def graph_cost(size, count: int, *, fresh: bool) -> Cost:
     embedding. The search is the one the ``neighbor_algorithm`` setting resolves to
     (:func:`~causefs.numerics.neighbors.resolve_algorithm`): exact, a k-d tree, or an
     approximate one: for a fresh graph an HNSW index and a round of local search (exact
-    up to ``FRESH_EXACT_N`` points; the initial granular graphs measured about as
-    costly); for an update a local search warm-started
-    from the graph it replaces, among the candidates joined with the supports of its
+    up to :func:`~causefs.numerics.neighbors.fresh_exact_limit` points of the dimensions
+    one graph searches; the initial granular graphs measured about as costly); for an
+    update a local search warm-started from the graph it replaces, among the candidates joined with the supports of its
     prior graphs (G for S[m]; the M graphs S[m] for G), priced alike whatever their
     number. Memory: the candidate table.
     """
@@ -41,11 +41,11 @@ def graph_cost(size, count: int, *, fresh: bool) -> Cost:
     # "Large n, now")
     width = 2 * k + 1
     searched = d if fresh else count * h  # the dimensions the count graphs search together
-    algorithm = resolve_algorithm(size.settings.neighbor_algorithm, n,
-                                  max(1, searched // count))
+    dims = max(1, searched // count)
+    algorithm = resolve_algorithm(size.settings.neighbor_algorithm, n, dims)
     hnsw = algorithm == "approximate" and fresh
     flops, ops = 0.0, 0.0
-    if algorithm in ("exact", "brute", "all") or (hnsw and n <= FRESH_EXACT_N):
+    if algorithm in ("exact", "brute", "all") or (hnsw and n <= fresh_exact_limit(dims)):
         # distances (BLAS) and the selection of the nearest
         flops, ops = 2.0 * n * n * searched, 3.0 * n * n * count
     elif algorithm in ("kd_tree", "ball_tree"):  # calibrated on Gaussian points

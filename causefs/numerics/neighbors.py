@@ -27,7 +27,8 @@ from .threads import caller_threads, threads_for
 #: for points of few dimensions up to TREE_N and at any n for points of at most LOW_DIMS
 #: dimensions, brute force up to FRESH_EXACT_N otherwise, "approximate" beyond),
 #: "approximate" (a
-#: warm-started local search where the caller has a previous graph, else HNSW), "exact"
+#: warm-started local search where the caller has a previous graph, else HNSW, or brute
+#: force up to :func:`fresh_exact_limit` points), "exact"
 #: (NumPy brute force), "kd_tree" (SciPy's k-d tree, exact), scikit-learn's "brute" and
 #: "ball_tree", and "all" (every i != j: the paper-literal dense reference, O(n^2) memory)
 NEIGHBOR_ALGORITHMS = ("auto", "approximate", "exact", "brute", "kd_tree", "ball_tree", "all")
@@ -66,6 +67,26 @@ LOW_DIMS = 6
 #: many points (an HNSW index costs more below it), and so is "auto" for points of many
 #: dimensions
 FRESH_EXACT_N = 5000
+#: ... and points of at least FRESH_EXACT_DIMS dimensions up to FRESH_EXACT_MAX points:
+#: there a one-thread HNSW index pays the dimensions at every point it visits, and brute
+#: force (BLAS on both cores) costs less and is exact. Exact over HNSW-and-local-search
+#: time, two cores, 6 neighbours: noise-like data of 1024 dimensions 0.26 at 8000 points,
+#: 0.38 at 16,000 (HNSW's recall 0.91, 0.83), 0-1 data of 5000 dimensions 0.32 at 7000
+#: (recall 0.93); but image data are kinder to HNSW than noise (USPS, 256 dimensions:
+#: 1.56 inside a fit, where noise of 256 dimensions gave 0.65), so below 1024
+#: dimensions, and beyond FRESH_EXACT_MAX points, the index stays (docs/PERFORMANCE.md,
+#: "Fresh searches of many dimensions")
+FRESH_EXACT_DIMS = 1024
+FRESH_EXACT_MAX = 12_000
+
+
+def fresh_exact_limit(dims: int) -> int:
+    """Points up to which a search without a previous graph is exact (brute force) for
+    points of ``dims`` dimensions: ``FRESH_EXACT_N``, or ``FRESH_EXACT_MAX`` from
+    ``FRESH_EXACT_DIMS`` dimensions."""
+    return FRESH_EXACT_MAX if dims >= FRESH_EXACT_DIMS else FRESH_EXACT_N
+
+
 #: rounds of the local search (neighbours of neighbours) after the warm start: a second
 #: round costs twice as much for little more recall
 REFINE_ROUNDS = 1
@@ -190,9 +211,10 @@ def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
     """
     # imported here: only large fits without a warm start need it (an optional extra)
     with _quiet_logger("faiss.loader"):  # its INFO lines list the CPU builds it tried
-        faiss = require("faiss", "faiss", f"a fresh neighbour search beyond n = "
-                        f"{FRESH_EXACT_N} samples (neighbor_algorithm='auto' on points of more "
-                        f"than {TREE_DIMS} dimensions, beyond {TREE_N:,} on fewer; 'exact' "
+        faiss = require("faiss", "faiss", f"a fresh neighbour search of {Y.shape[0]:,} "
+                        f"points of {Y.shape[1]} dimensions (neighbor_algorithm='auto' "
+                        f"beyond {fresh_exact_limit(Y.shape[1]):,} points of this many "
+                        f"dimensions, beyond {TREE_N:,} of at most {TREE_DIMS}; 'exact' "
                         "does without)")
 
     dim = Y.shape[1]
@@ -332,7 +354,7 @@ def nearest_candidates(Y: np.ndarray, n_candidates: int, algorithm: str,
             seeds, _ = candidate_table(np.full((n, 1), -1, dtype=np.int64), warm)
             if seeds.shape[1] >= n_candidates:
                 return _complete(Y, refine_neighbors(Y, seeds, n_candidates))
-        if n <= FRESH_EXACT_N:
+        if n <= fresh_exact_limit(Y.shape[1]):
             return exact_neighbors(Y, n_candidates)
         return _complete(Y, refine_neighbors(Y, _hnsw_neighbors(Y, n_candidates),
                                              n_candidates, rounds=1))
