@@ -217,13 +217,13 @@ def test_a_fresh_approximate_search_of_many_points_builds_an_hnsw_index(monkeypa
     assert recall > 0.95 and (found >= 0).all() and (found != np.arange(len(Y))[:, None]).all()
 
 
-def test_the_hnsw_search_is_quiet_one_threaded_and_restores_both():
+def test_the_hnsw_index_is_built_quietly_on_one_thread_and_both_are_restored():
     faiss = pytest.importorskip("faiss")
     Y = np.random.default_rng(4).standard_normal((300, 3))
     log = logging.getLogger("faiss.loader")
     log.setLevel(logging.DEBUG)
     threads = faiss.omp_get_max_threads()
-    seen = []
+    seen, searched = [], []
     real = faiss.IndexHNSWFlat
 
     class Spy(real):
@@ -231,12 +231,17 @@ def test_the_hnsw_search_is_quiet_one_threaded_and_restores_both():
             seen.append((faiss.omp_get_max_threads(), log.level))
             return super().add(x)
 
+        def search(self, x, k):
+            searched.append(faiss.omp_get_max_threads())
+            return super().search(x, k)
+
     faiss.IndexHNSWFlat = Spy
     try:
         found = neighbors._hnsw_neighbors(Y, 5)
     finally:
         faiss.IndexHNSWFlat = real
     assert [inside for inside, _ in seen] == [1]  # one thread while the index is built
+    assert searched == [1]  # outside a fit the caller allows one thread (next test: more)
     assert faiss.omp_get_max_threads() == threads and log.level == logging.DEBUG
     assert found.shape == (300, 6)
     # an HNSW index of 300 points in 3 dimensions finds (nearly) every neighbour
@@ -432,6 +437,28 @@ def test_a_search_listing_a_sample_beyond_the_last_is_refused_with_what_it_gave(
         given_candidates(check_neighbors(RecordingSearch(answer), 40, 3), points, 4)
     answer[3, 2] = 39  # the last sample is a sample
     assert given_candidates(RecordingSearch(answer), points, 4).shape == (40, 4)
+
+
+def test_the_hnsw_search_runs_on_the_wide_threads_and_finds_the_same(monkeypatch):
+    """The index is built on one thread and searched on the threads a fit may widen to;
+    every query is searched alone, so two threads find what one finds."""
+    faiss = pytest.importorskip("faiss")
+    Y = np.random.default_rng(12).standard_normal((3000, 8))
+    real = faiss.IndexHNSWFlat
+    searched = []
+
+    class Spy(real):
+        def search(self, x, k):
+            searched.append(faiss.omp_get_max_threads())
+            return super().search(x, k)
+
+    found = {}
+    monkeypatch.setattr(faiss, "IndexHNSWFlat", Spy)
+    for threads in (1, 2):
+        monkeypatch.setattr(neighbors, "wide_threads", lambda threads=threads: threads)
+        found[threads] = neighbors._hnsw_neighbors(Y, 6)
+    assert searched == [1, 2]
+    np.testing.assert_array_equal(found[1], found[2])
 
 
 def test_the_hnsw_search_silences_faiss_loader_while_importing_it(monkeypatch, caplog):
