@@ -13,6 +13,8 @@ import pytest
 import scipy.sparse as sp
 
 from causefs.model.subproblems import (
+    CG_DENSITY,
+    CG_RTOL,
     DUAL_SLOWDOWN,
     EmbeddingSystem,
     Gradient,
@@ -104,6 +106,87 @@ def test_both_forms_solve_the_dense_system(sparse, groups):
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # no fallback to least squares
             assert np.allclose(system.solve(form), expected, atol=1e-8), form
+
+
+@pytest.mark.parametrize("matrix", [False, True])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("groups", [((0, 2, 5), (1, 3)), (), (tuple(range(9)),)])
+def test_conjugate_gradients_solve_the_dense_system(sparse, groups, matrix):
+    """``cg`` meets ``CG_RTOL`` on the dense system written out (every kind of part,
+    features in no group, a sample of weight 0, sparse data), from zero (no W yet) and
+    from the state's W."""
+    state = weighted_state(sparse=sparse)
+    for start in (None, np.random.default_rng(1).standard_normal((9, 3))):
+        state = state.replace(W=start)
+        system, A, B = filled_system(state, groups=groups, matrix=matrix)
+        W = system.solve("cg")
+        residual = np.linalg.norm(B - A @ W, axis=0)
+        assert np.all(residual <= CG_RTOL * np.linalg.norm(B, axis=0))
+        assert np.allclose(W, np.linalg.solve(A, B), rtol=1e-4, atol=1e-8)
+
+
+def test_conjugate_gradients_start_from_the_state_w(monkeypatch):
+    """The warm start is the state's W (its residual is the first product), zero
+    before there is one or when its shape is not the system's."""
+    import causefs.model.subproblems as module
+
+    starts = []
+    solver = module.block_conjugate_gradients
+    monkeypatch.setattr(module, "block_conjugate_gradients",
+                        lambda apply, B, start, *rest: starts.append(start.copy())
+                        or solver(apply, B, start, *rest))
+    state = weighted_state()
+    system, A, B = filled_system(state)
+    exact = np.linalg.solve(A, B)
+    for W, expected in ((exact, exact), (None, np.zeros_like(B)),
+                        (np.ones((9, 2)), np.zeros_like(B))):
+        system.state = state.replace(W=W)
+        system.solve("cg")
+        assert np.array_equal(starts[-1], expected)
+
+
+def test_data_mostly_zeros_go_sparse_for_conjugate_gradients():
+    """Dense weighted data with at most CG_DENSITY of their entries non-zero are passed
+    over as CSC (their non-zeros priced), denser data stay dense (n d priced)."""
+    import causefs.model.subproblems as module
+
+    for share, sparse in ((0.05, True), (0.5, False)):
+        state = weighted_state(n=40, d=25, seed=2)
+        X = state.problem.X.copy()
+        X[np.random.default_rng(2).random(X.shape) >= share] = 0.0
+        state.problem.X = X
+        system, A, B = filled_system(state)
+        pieces = system._data_pieces()
+        assert all(sp.issparse(Xm) == sparse for _, Xm in pieces)
+        assert sorted(np.concatenate([cols for cols, _ in pieces])) == list(range(25))
+        for cols, Xm in pieces:
+            assert np.array_equal(module.dense(Xm), state.mu[:, None] * X[:, cols])
+        nonzeros = np.count_nonzero(X)
+        assert system._cg_entries() == (nonzeros if sparse else X.size)
+        assert nonzeros <= CG_DENSITY * X.size if sparse else nonzeros > CG_DENSITY * X.size
+        residual = np.linalg.norm(B - A @ system.solve("cg"), axis=0)
+        assert np.all(residual <= CG_RTOL * np.linalg.norm(B, axis=0))
+
+
+def test_a_cg_solve_that_cannot_finish_is_done_directly(monkeypatch):
+    """Out of iterations, overlapping groups, or an A that is not positive definite: the
+    exact solve of the cheaper direct form takes over."""
+    import causefs.model.subproblems as module
+
+    state = weighted_state()
+    system, A, B = filled_system(state)
+    monkeypatch.setattr(module, "CG_MAX_ITER", 1)
+    assert np.allclose(system.solve("cg"), np.linalg.solve(A, B), rtol=1e-10, atol=1e-12)
+    monkeypatch.undo()
+    overlapping, A, B = filled_system(state, groups=((0, 1), (1, 2)))
+    assert not overlapping.disjoint_groups()
+    assert np.allclose(overlapping.solve("cg"), np.linalg.solve(A, B), rtol=1e-10,
+                       atol=1e-12)
+    indefinite = SelectionSystem(state)
+    A = np.diag([2.0, -1.0, 3.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    indefinite.add_matrix(A)
+    indefinite.add_rhs(np.ones((9, 2)))
+    assert np.allclose(indefinite.solve("cg"), np.linalg.solve(A, np.ones((9, 2))))
 
 
 def test_the_dual_form_is_taken_only_where_the_structure_allows_it():
