@@ -270,28 +270,24 @@ class SelectionSystem(Subproblem):
         system = check_choice("system", system, SYSTEMS)
         n, d = self.state.problem.n_samples, self.state.problem.n_features
         dual_allowed = self.dual_form()
-
         iterations = CG_ITERATIONS if self.state.W is not None else CG_COLD_ITERATIONS
-
-        def cost():
-            h = self.state.F.shape[1] if self.state.F is not None else 1
-            return selection_system_cost(n, d, self.group_sizes(), h, self._cg_entries(),
-                                         iterations)
-
+        h = self.state.F.shape[1] if self.state.F is not None else 1
+        cost = selection_system_cost(n, d, self.group_sizes(), h, self._cg_entries(),
+                                     iterations)
+        direct = direct_system(cost, dual_allowed)
         max_iter = CG_MAX_ITER
         if system == "auto":
-            counts = cost()
-            system = cheapest_system(counts, dual_allowed)
-            # conjugate gradients chosen stop where they would cost what the direct form
-            # costs: a badly conditioned system then costs at most twice that
-            direct = direct_system(counts, dual_allowed)
-            max_iter = min(CG_MAX_ITER, int(iterations * counts[
-                "repeat" if direct == "primal" else "dual"] / counts["cg"]))
+            system = cheapest_system(cost, dual_allowed)
+            if system == "cg":
+                # stop where the products would cost what the direct form costs: a badly
+                # conditioned system then costs at most about twice the direct solve
+                repeat = cost["repeat" if direct == "primal" else "dual"]
+                max_iter = min(CG_MAX_ITER, int(iterations * repeat / cost["cg"]))
         if system == "cg":
             W = self._conjugate_gradients(max_iter)
             if W is not None:
                 return W
-            system = direct_system(cost(), dual_allowed)  # not solved to CG_RTOL
+            system = direct  # not solved to CG_RTOL
         if system == "dual" and dual_allowed:
             with threads_for(2.0 * n * n * d):  # made of n x d x n products throughout
                 return self._dual()
@@ -321,8 +317,9 @@ class SelectionSystem(Subproblem):
 
         def weighted():
             Xt = self.weighted_data()
-            return sp.csc_array(Xt) if not sp.issparse(Xt) and self._cg_entries() < Xt.size \
-                else Xt
+            if not sp.issparse(Xt) and self._cg_entries() < Xt.size:
+                Xt = sp.csc_array(Xt)
+            return Xt
 
         Xt = self.state.problem.reuse("cg_weighted_data", (self.state.X_adjusted,
                                                            self.state.mu), weighted)
