@@ -3,6 +3,8 @@ solve (``np.linalg.solve``): each column solved to its tolerance from its own st
 zero right-hand side solved by zero, every iterate lowering the quadratic, and ``None``
 where the matrix is not positive definite or the iterations run out."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -92,3 +94,50 @@ def test_running_out_of_iterations_returns_none():
     X, iterations = block_conjugate_gradients(lambda V: A @ V, b, np.zeros((50, 1)),
                                               np.diag(A).copy(), 1e-12, 3)
     assert X is None and iterations == 3
+
+
+def test_columns_that_converge_early_stay_where_they_stopped():
+    """A column solved at its start, and one that converges before the other, take no
+    more steps: each ends where it would alone, with no warning of a 0/0 on the way."""
+    A = spd(25, 7, spread=1e4)
+    rng = np.random.default_rng(7)
+    B = rng.standard_normal((25, 3))
+    exact = np.linalg.solve(A, B)
+    start = np.hstack([exact[:, :1], np.zeros((25, 1)),
+                       exact[:, 2:] + 1e-7 * rng.standard_normal((25, 1))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        alone = [block_conjugate_gradients(lambda V: A @ V, B[:, [j]], start[:, [j]],
+                                           np.diag(A).copy(), 1e-9, 500)
+                 for j in range(3)]
+        X, iterations = block_conjugate_gradients(lambda V: A @ V, B, start,
+                                                  np.diag(A).copy(), 1e-9, 500)
+    assert np.array_equal(X[:, 0], start[:, 0]) and alone[0][1] == 0
+    assert 0 < alone[2][1] < alone[1][1] == iterations
+    for j in (1, 2):
+        assert np.allclose(X[:, j], alone[j][0][:, 0], rtol=1e-7, atol=1e-12)
+
+
+def test_an_integer_start_is_a_float_one():
+    A = spd(6, 9)
+    b = np.ones((6, 1))
+    X, _ = block_conjugate_gradients(lambda V: A @ V, b, np.zeros((6, 1), dtype=int),
+                                     np.diag(A).copy(), 1e-10, 100)
+    assert X.dtype == float and np.allclose(X, np.linalg.solve(A, b), rtol=1e-6)
+
+
+def test_a_diagonal_below_one_is_positive_and_a_zero_curvature_is_refused():
+    A = spd(10, 8) * 1e-3  # every diagonal entry below 1
+    b = np.ones((10, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        X, _ = block_conjugate_gradients(lambda V: A @ V, b, np.zeros((10, 1)),
+                                         np.diag(A).copy(), 1e-10, 200)
+        assert np.allclose(X, np.linalg.solve(A, b), rtol=1e-6)
+        # a zero on the diagonal: refused before any division by it
+        assert block_conjugate_gradients(lambda V: A @ V, b, np.zeros((10, 1)),
+                                         np.r_[np.diag(A)[:-1], 0.0], 1e-10, 200) == (None, 0)
+        # positive semi-definite and singular: the first direction has zero curvature
+        singular = np.diag([1.0, 0.0])
+        assert block_conjugate_gradients(lambda V: singular @ V, np.array([[0.0], [1.0]]),
+                                         np.zeros((2, 1)), np.ones(2), 1e-10, 10) == (None, 0)

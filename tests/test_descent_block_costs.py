@@ -101,6 +101,23 @@ def test_the_w_system_memory_bounds_the_measured_peak(system, n, d, M):
     assert peak <= declared <= 3 * peak, (peak, declared)
 
 
+@pytest.mark.parametrize(("n", "d", "h", "M"), [(3000, 40, 30, 4), (40, 3000, 30, 3)])
+def test_the_cg_memory_bounds_the_peak_where_its_vectors_dominate(n, d, h, M):
+    """With many columns of W, conjugate gradients' (n, h) products of each group and
+    (d, h) vectors, not the data, make the peak: declared within three times it."""
+    part = block("selection_matrix", system="cg")
+    declared = part.cost(size_of(n, d, h=h, M=M)).memory["selection_matrix"]
+    peak = step_peak(part, cause_fs_state(n, d, h=h, M=M))
+    assert peak <= declared <= 3 * peak, (peak, declared)
+
+
+def test_the_cg_count_is_of_the_fits_columns_of_w():
+    """Conjugate gradients' products are priced for the h columns of W: twice the
+    clusters, twice the operations."""
+    two, four = (selection_cost(size_of(3000, 600, h=h), "cg") for h in (2, 4))
+    assert four.flops == pytest.approx(2 * two.flops)
+
+
 def solve_form(state, system) -> str:
     """The form :meth:`SelectionSystem.solve` takes, seen by spying on it."""
     taken = []
@@ -314,3 +331,58 @@ def test_a_fresh_graph_of_many_dimensions_is_priced_as_the_search_it_runs():
     narrower = graph_cost(size_of(n, 1023), 1, fresh=True)
     assert narrower.flops == 0.0 and narrower.ops > 0
     assert graph_cost(size_of(n, 1024), 1, fresh=False).flops == 0.0
+
+
+def cg_budget(state, system, monkeypatch, max_iter=None):
+    """The forms ``solve`` takes and the iterations it allows conjugate gradients."""
+    import causefs.model.subproblems as module
+
+    budgets = []
+    solver = module.block_conjugate_gradients
+
+    def spy(apply, B, start, diagonal, rtol, allowed):
+        budgets.append(allowed)
+        return solver(apply, B, start, diagonal, rtol,
+                      allowed if max_iter is None else max_iter)
+    monkeypatch.setattr(module, "block_conjugate_gradients", spy)
+    taken = []
+    methods = {"primal": "_primal", "dual": "_dual"}
+    for form, name in methods.items():
+        original = getattr(module.SelectionSystem, name)
+        monkeypatch.setattr(module.SelectionSystem, name,
+                            lambda self, _f=form, _o=original: taken.append(_f) or _o(self))
+    block("selection_matrix", system=system).step(state)
+    monkeypatch.undo()
+    return budgets, taken
+
+
+@pytest.mark.parametrize(("n", "d", "h", "share", "direct"), [
+    (300, 1000, 2, None, "primal"), (10, 100, 2, 0.05, "dual")])
+def test_conjugate_gradients_chosen_stop_where_the_direct_form_would_cost_as_much(
+        n, d, h, share, direct, monkeypatch):
+    """``auto`` allows CG_ITERATIONS times the direct form's repeated cost over the
+    priced cost of conjugate gradients (the primal's without the Gram, or the dual's),
+    at most CG_MAX_ITER; a solve asked for ``cg`` allows CG_MAX_ITER. Out of iterations,
+    the direct form solves: the dual where it is the cheaper."""
+    from causefs.model.subproblems import (
+        CG_ITERATIONS,
+        CG_MAX_ITER,
+        direct_system,
+        selection_system_cost,
+    )
+
+    state = cause_fs_state(n, d, h=h)
+    if share is not None:
+        state = mostly_zeros(state, share)
+    system = SelectionSystem(state)
+    entries = system._cg_entries()
+    cost = selection_system_cost(n, d, [d], h, entries, CG_ITERATIONS)
+    assert direct_system(cost, True) == direct
+    key = "repeat" if direct == "primal" else "dual"
+    expected = min(CG_MAX_ITER, int(CG_ITERATIONS * cost[key] / cost["cg"]))
+    other = min(CG_MAX_ITER, int(CG_ITERATIONS * cost["dual" if key == "repeat" else
+                                                     "repeat"] / cost["cg"]))
+    assert expected != other  # the case tells the two direct forms apart
+    assert cg_budget(state, "auto", monkeypatch)[0] == [expected]
+    assert cg_budget(state, "cg", monkeypatch)[0] == [CG_MAX_ITER]
+    assert cg_budget(state, "cg", monkeypatch, max_iter=1) == ([CG_MAX_ITER], [direct])

@@ -90,14 +90,14 @@ def selection_system_cost(n: int, d: int, group_sizes, h: int = 1, entries: int 
             "cg": CG_SLOWDOWN * iterations * 2 * entries * h}
 
 
-def direct_system(cost: dict, dual_allowed: bool = True) -> str:
+def direct_system(cost: dict, dual_allowed: bool) -> str:
     """The cheaper of the two direct forms for the counts of
     :func:`selection_system_cost`: the dual where it costs less than the primal and the
     structure allows it."""
     return "dual" if dual_allowed and cost["dual"] < cost["primal"] else "primal"
 
 
-def cheapest_system(cost: dict, dual_allowed: bool = True) -> str:
+def cheapest_system(cost: dict, dual_allowed: bool) -> str:
     """The form to solve in: conjugate gradients where they cost less than the direct
     form's repeated solve (the primal without the Gram it reuses), else that form."""
     direct = direct_system(cost, dual_allowed)

@@ -30,7 +30,7 @@ def selection_cost(size, system: str = "auto") -> Cost:
     M = max(size.n_granularities, 1)
     cost = selection_system_cost(n, d, [max(1, d // M)] * M, h)
     if system == "auto":
-        system = cheapest_system(cost)
+        system = cheapest_system(cost, dual_allowed=True)
     if system == "cg":
         memory = (2 * n * d + (M + 8) * n * h + 8 * d * h) * 8
         advice = "reduce the number of samples or of features (two copies of the data)"
