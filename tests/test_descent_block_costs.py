@@ -174,6 +174,9 @@ def test_each_phase_is_named_after_its_block_with_advice_for_its_form():
                                                  "systems dominate)"}
     assert dual.advice == {"selection_matrix": "reduce the number of samples (n x n "
                                                "systems dominate)"}
+    cg = block("selection_matrix", system="cg").cost(size)
+    assert cg.advice == {"selection_matrix": "reduce the number of samples or of features "
+                                             "(two copies of the data)"}
 
 
 def test_the_w_choice_takes_each_form_where_it_is_cheaper():

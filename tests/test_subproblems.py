@@ -393,6 +393,9 @@ def test_the_data_gram_is_formed_once_while_the_data_and_weights_stay(monkeypatc
     Xt = moved.mu[:, None] * moved.problem.X
     expected = np.linalg.solve(Xt.T @ Xt + np.eye(3), Xt.T @ moved.F)
     assert np.allclose(system.solve("primal"), expected)
+    assert len(formed) == 3  # the cache held the last weights' Gram
+    assert np.array_equal(system.solve("primal"), system.solve("primal"))
+    assert len(formed) == 3  # the primal solves took the state's Gram
 
 
 def test_the_dual_count_has_the_form_of_what_the_dual_runs():

@@ -43,12 +43,14 @@ def block_conjugate_gradients(apply: Callable[[np.ndarray], np.ndarray], B: np.n
         if np.any(curvature[active] <= 0):
             break
         # converged columns take no step (their direction may be zero)
-        alpha = np.divide(rz, curvature, out=np.zeros_like(rz), where=active)
+        alpha = np.zeros_like(rz)
+        alpha[active] = rz[active] / curvature[active]
         X += alpha * P
         R -= alpha * AP
         Z = R / diagonal[:, None]
         rz_next = np.einsum("ij,ij->j", R, Z)
-        beta = np.divide(rz_next, rz, out=np.zeros_like(rz), where=active)
+        beta = np.zeros_like(rz)
+        beta[active] = rz_next[active] / rz[active]
         P = Z + beta * P
         rz = rz_next
     return None, iteration
