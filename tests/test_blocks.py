@@ -27,8 +27,8 @@ def test_block_contract(name):
     check_block(make(name), max_examples=25)
 
 
-@pytest.mark.parametrize("system", ["primal", "dual"])
-def test_both_w_systems_descend(system):
+@pytest.mark.parametrize("system", ["primal", "dual", "cg"])
+def test_every_w_system_descends(system):
     check_block(make("selection_matrix", system=system), max_examples=15)
 
 

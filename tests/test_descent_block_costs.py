@@ -87,36 +87,56 @@ def test_the_embedding_memory_bounds_the_measured_peak(n, h, k):
 @pytest.mark.parametrize(("system", "n", "d", "M"), [
     ("primal", 3000, 20, 1), ("primal", 3000, 20, 2), ("primal", 300, 200, 1),
     ("primal", 100, 400, 1), ("dual", 200, 800, 1), ("dual", 200, 800, 2),
-    ("dual", 400, 600, 1), ("dual", 600, 300, 1)])
+    ("dual", 400, 600, 1), ("dual", 600, 300, 1), ("cg", 3000, 600, 1),
+    ("cg", 3000, 600, 4), ("cg", 2000, 200, 2)])
 def test_the_w_system_memory_bounds_the_measured_peak(system, n, d, M):
     """Each form's declared phase bounds its measured peak within three times: the
     primal's n x d temporaries (the weighted data, a group's copy and its Laplacian
     product: 6 n d for one group; 2 n d were declared) and d x d system and factor, the
-    dual's n x d blocks and n x n systems."""
+    dual's n x d blocks and n x n systems, conjugate gradients' weighted data, their copy
+    in groups and the vectors."""
     part = block("selection_matrix", system=system)
     declared = part.cost(size_of(n, d, M=M)).memory["selection_matrix"]
     peak = step_peak(part, cause_fs_state(n, d, M=M))
     assert peak <= declared <= 3 * peak, (peak, declared)
 
 
+@pytest.mark.parametrize(("n", "d", "h", "M"), [(3000, 40, 30, 4), (40, 3000, 30, 3)])
+def test_the_cg_memory_bounds_the_peak_where_its_vectors_dominate(n, d, h, M):
+    """With many columns of W, conjugate gradients' (n, h) products of each group and
+    (d, h) vectors, not the data, make the peak: declared within three times it."""
+    part = block("selection_matrix", system="cg")
+    declared = part.cost(size_of(n, d, h=h, M=M)).memory["selection_matrix"]
+    peak = step_peak(part, cause_fs_state(n, d, h=h, M=M))
+    assert peak <= declared <= 3 * peak, (peak, declared)
+
+
+def test_the_cg_count_is_of_the_fits_columns_of_w():
+    """Conjugate gradients' products are priced for the h columns of W: twice the
+    clusters, twice the operations."""
+    two, four = (selection_cost(size_of(3000, 600, h=h), "cg") for h in (2, 4))
+    assert four.flops == pytest.approx(2 * two.flops)
+
+
 def solve_form(state, system) -> str:
     """The form :meth:`SelectionSystem.solve` takes, seen by spying on it."""
     taken = []
-    original = {form: getattr(SelectionSystem, f"_{form}") for form in ("primal", "dual")}
+    methods = {"primal": "_primal", "dual": "_dual", "cg": "_conjugate_gradients"}
+    original = {form: getattr(SelectionSystem, name) for form, name in methods.items()}
 
     def spy(form):
-        def run(self):
+        def run(self, *args):
             taken.append(form)
-            return original[form](self)
+            return original[form](self, *args)
         return run
 
     try:
-        for form in original:
-            setattr(SelectionSystem, f"_{form}", spy(form))
+        for form, name in methods.items():
+            setattr(SelectionSystem, name, spy(form))
         block("selection_matrix", system=system).step(state)
     finally:
-        for form, method in original.items():
-            setattr(SelectionSystem, f"_{form}", method)
+        for form, name in methods.items():
+            setattr(SelectionSystem, name, original[form])
     return taken[0]
 
 
@@ -130,11 +150,14 @@ def test_the_w_cost_declares_the_form_the_solve_takes(n, d, M):
     auto = solve_form(state, "auto")
     assert block("selection_matrix").cost(size) == selection_cost(size, auto)
     assert selection_cost(size) == selection_cost(size, auto)  # auto by default
-    for system in ("primal", "dual"):
+    for system in ("primal", "dual", "cg"):
         assert solve_form(state, system) == system
         assert block("selection_matrix", system=system).cost(size) == selection_cost(size, system)
     primal, dual = selection_cost(size, "primal"), selection_cost(size, "dual")
+    cg = selection_cost(size, "cg")
     assert primal.memory != dual.memory and primal.flops != dual.flops
+    assert cg.memory not in (primal.memory, dual.memory)
+    assert cg.flops not in (primal.flops, dual.flops)
 
 
 def test_each_phase_is_named_after_its_block_with_advice_for_its_form():
@@ -151,6 +174,9 @@ def test_each_phase_is_named_after_its_block_with_advice_for_its_form():
                                                  "systems dominate)"}
     assert dual.advice == {"selection_matrix": "reduce the number of samples (n x n "
                                                "systems dominate)"}
+    cg = block("selection_matrix", system="cg").cost(size)
+    assert cg.advice == {"selection_matrix": "reduce the number of samples or of features "
+                                             "(two copies of the data)"}
 
 
 def test_the_w_choice_takes_each_form_where_it_is_cheaper():
@@ -159,6 +185,30 @@ def test_the_w_choice_takes_each_form_where_it_is_cheaper():
     for M in (1, 2, 4):
         assert solve_form(cause_fs_state(200, 8, M=M), "auto") == "primal"
         assert solve_form(cause_fs_state(20, 400, M=M), "auto") == "dual"
+
+
+def mostly_zeros(state, share=0.02, seed=0):
+    """The state's data with all but ``share`` of the entries set to 0 (0-1 text-like)."""
+    X = state.problem.X.copy()
+    X[np.random.default_rng(seed).random(X.shape) >= share] = 0.0
+    state.problem.X = X
+    return state
+
+
+def test_the_w_choice_takes_conjugate_gradients_on_wide_data_with_a_w_to_start_from():
+    """Wider than the samples, with d^3 and n d^2 the direct forms' cost: conjugate
+    gradients once there is a W to start from; before, from zero, the direct form where
+    the data are dense (about 200 iterations priced), conjugate gradients where they are
+    mostly zeros (their products pass over the non-zeros only)."""
+    for M in (1, 3):
+        dense_state = cause_fs_state(300, 1500, h=2, M=M)
+        assert solve_form(dense_state, "auto") == "cg"
+        assert solve_form(dense_state.replace(W=None), "auto") in ("primal", "dual")
+        sparse_state = mostly_zeros(cause_fs_state(300, 1500, h=2, M=M))
+        assert solve_form(sparse_state, "auto") == "cg"
+        assert solve_form(sparse_state.replace(W=None), "auto") == "cg"
+        # many columns of W make every product h times dearer: the direct form again
+        assert solve_form(cause_fs_state(300, 1500, h=40, M=M), "auto") != "cg"
 
 
 @pytest.mark.parametrize("M", [1, 2, 4])
@@ -284,3 +334,58 @@ def test_a_fresh_graph_of_many_dimensions_is_priced_as_the_search_it_runs():
     narrower = graph_cost(size_of(n, 1023), 1, fresh=True)
     assert narrower.flops == 0.0 and narrower.ops > 0
     assert graph_cost(size_of(n, 1024), 1, fresh=False).flops == 0.0
+
+
+def cg_budget(state, system, monkeypatch, max_iter=None):
+    """The forms ``solve`` takes and the iterations it allows conjugate gradients."""
+    import causefs.model.subproblems as module
+
+    budgets = []
+    solver = module.block_conjugate_gradients
+
+    def spy(apply, B, start, diagonal, rtol, allowed):
+        budgets.append(allowed)
+        return solver(apply, B, start, diagonal, rtol,
+                      allowed if max_iter is None else max_iter)
+    monkeypatch.setattr(module, "block_conjugate_gradients", spy)
+    taken = []
+    methods = {"primal": "_primal", "dual": "_dual"}
+    for form, name in methods.items():
+        original = getattr(module.SelectionSystem, name)
+        monkeypatch.setattr(module.SelectionSystem, name,
+                            lambda self, _f=form, _o=original: taken.append(_f) or _o(self))
+    block("selection_matrix", system=system).step(state)
+    monkeypatch.undo()
+    return budgets, taken
+
+
+@pytest.mark.parametrize(("n", "d", "h", "share", "direct"), [
+    (300, 1000, 2, None, "primal"), (10, 100, 2, 0.05, "dual")])
+def test_conjugate_gradients_chosen_stop_where_the_direct_form_would_cost_as_much(
+        n, d, h, share, direct, monkeypatch):
+    """``auto`` allows CG_ITERATIONS times the direct form's repeated cost over the
+    priced cost of conjugate gradients (the primal's without the Gram, or the dual's),
+    at most CG_MAX_ITER; a solve asked for ``cg`` allows CG_MAX_ITER. Out of iterations,
+    the direct form solves: the dual where it is the cheaper."""
+    from causefs.model.subproblems import (
+        CG_ITERATIONS,
+        CG_MAX_ITER,
+        direct_system,
+        selection_system_cost,
+    )
+
+    state = cause_fs_state(n, d, h=h)
+    if share is not None:
+        state = mostly_zeros(state, share)
+    system = SelectionSystem(state)
+    entries = system._cg_entries()
+    cost = selection_system_cost(n, d, [d], h, entries, CG_ITERATIONS)
+    assert direct_system(cost, True) == direct
+    key = "repeat" if direct == "primal" else "dual"
+    expected = min(CG_MAX_ITER, int(CG_ITERATIONS * cost[key] / cost["cg"]))
+    other = min(CG_MAX_ITER, int(CG_ITERATIONS * cost["dual" if key == "repeat" else
+                                                     "repeat"] / cost["cg"]))
+    assert expected != other  # the case tells the two direct forms apart
+    assert cg_budget(state, "auto", monkeypatch)[0] == [expected]
+    assert cg_budget(state, "cg", monkeypatch)[0] == [CG_MAX_ITER]
+    assert cg_budget(state, "cg", monkeypatch, max_iter=1) == ([CG_MAX_ITER], [direct])

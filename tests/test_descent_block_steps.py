@@ -257,6 +257,8 @@ def test_the_sample_weight_options_are_checked_by_name():
     with pytest.raises(InvalidParameterError, match=r"^part\.max_products=0: must be"):
         construct("part", SampleWeightsBlock, {"qp": ProjectedGradientBackend(),
                                                "max_products": 0})
+    with pytest.raises(InvalidParameterError, match=r"^max_products=2\.5: must be"):
+        SampleWeightsBlock(ProjectedGradientBackend(), max_products=2.5)  # not via construct
     with pytest.raises(InvalidParameterError, match=r"^part\.precision='half': must be one"):
         construct("part", SampleWeightsBlock, {"qp": ProjectedGradientBackend(),
                                                "precision": "half"})

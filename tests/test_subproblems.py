@@ -13,6 +13,8 @@ import pytest
 import scipy.sparse as sp
 
 from causefs.model.subproblems import (
+    CG_DENSITY,
+    CG_RTOL,
     DUAL_SLOWDOWN,
     EmbeddingSystem,
     Gradient,
@@ -104,6 +106,174 @@ def test_both_forms_solve_the_dense_system(sparse, groups):
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # no fallback to least squares
             assert np.allclose(system.solve(form), expected, atol=1e-8), form
+
+
+@pytest.mark.parametrize("matrix", [False, True])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("groups", [((0, 2, 5), (1, 3)), (), (tuple(range(9)),)])
+def test_conjugate_gradients_solve_the_dense_system(sparse, groups, matrix):
+    """``cg`` meets ``CG_RTOL`` on the dense system written out (every kind of part,
+    features in no group, a sample of weight 0, sparse data), from zero (no W yet) and
+    from the state's W."""
+    state = weighted_state(sparse=sparse)
+    for start in (None, np.random.default_rng(1).standard_normal((9, 3))):
+        state = state.replace(W=start)
+        system, A, B = filled_system(state, groups=groups, matrix=matrix)
+        W = system._conjugate_gradients()  # not a direct solve after a failed one
+        assert W is not None and np.array_equal(system.solve("cg"), W)
+        residual = np.linalg.norm(B - A @ W, axis=0)
+        assert np.all(residual <= CG_RTOL * np.linalg.norm(B, axis=0))
+        assert np.allclose(W, np.linalg.solve(A, B), rtol=1e-4, atol=1e-8)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_preconditioner_is_the_diagonal_of_a_without_the_group_graphs(sparse,
+                                                                          monkeypatch):
+    """``diag(A)`` less ``diag(X~_m' L_m X~_m)`` of each group, from the dense A."""
+    import causefs.model.subproblems as module
+
+    seen = []
+    solver = module.block_conjugate_gradients
+    monkeypatch.setattr(module, "block_conjugate_gradients",
+                        lambda apply, B, start, diagonal, *rest: seen.append(diagonal.copy())
+                        or solver(apply, B, start, diagonal, *rest))
+    state = weighted_state(sparse=sparse)
+    system, A, _ = filled_system(state, matrix=True)
+    system.solve("cg")
+    X = state.problem.X
+    Xt = state.mu[:, None] * (X.toarray() if sp.issparse(X) else X)
+    expected = np.diag(A).copy()
+    for cols, graph in system.group_graphs:
+        expected[cols] -= np.diag(Xt[:, cols].T @ dense_laplacian(graph) @ Xt[:, cols])
+    assert np.allclose(seen[0], expected, rtol=1e-12, atol=1e-12)
+
+
+def test_conjugate_gradients_without_a_diagonal_or_an_embedding():
+    """A system of the data Gram alone (n > d: positive definite), and one whose
+    right-hand side is a matrix in a state with no F (the form priced for one column)."""
+    state = weighted_state(n=30, d=5)
+    state = state.replace(mu=np.linspace(0.5, 1.5, 30))
+    Xt = state.mu[:, None] * state.problem.X
+    gram_only = SelectionSystem(state)
+    gram_only.add_data_gram(2.0)
+    gram_only.add_data_rhs(1.0, state.F)
+    W = gram_only._conjugate_gradients()
+    assert W is not None
+    assert np.allclose(W, np.linalg.solve(2.0 * Xt.T @ Xt, Xt.T @ state.F), rtol=1e-4)
+    no_embedding = SelectionSystem(state.replace(F=None, W=None))
+    no_embedding.add_matrix(np.diag(np.arange(1.0, 6.0)))
+    no_embedding.add_rhs(np.ones((5, 2)))
+    assert np.allclose(no_embedding.solve("auto"), 1.0 / np.arange(1.0, 6.0)[:, None])
+
+
+def test_the_choice_of_form_from_the_counts():
+    """The dual only where it costs strictly less than the primal and is allowed;
+    conjugate gradients only where they cost strictly less than the direct form's
+    repeated solve: the primal's without its Gram, or the dual's."""
+    from causefs.model.subproblems import cheapest_system, direct_system
+
+    def counts(primal, repeat, dual, cg):
+        return {"primal": primal, "repeat": repeat, "dual": dual, "cg": cg}
+    assert direct_system(counts(10.0, 8.0, 5.0, 0.0), True) == "dual"
+    assert direct_system(counts(10.0, 8.0, 5.0, 0.0), False) == "primal"
+    assert direct_system(counts(5.0, 4.0, 5.0, 0.0), True) == "primal"  # a tie
+    assert cheapest_system(counts(10.0, 8.0, 5.0, 6.0), True) == "dual"
+    assert cheapest_system(counts(10.0, 8.0, 5.0, 4.0), True) == "cg"
+    assert cheapest_system(counts(10.0, 8.0, 5.0, 5.0), True) == "dual"  # a tie
+    assert cheapest_system(counts(10.0, 8.0, 5.0, 6.0), False) == "cg"
+    assert cheapest_system(counts(10.0, 8.0, 12.0, 9.0), True) == "primal"
+    assert cheapest_system(counts(10.0, 8.0, 12.0, 8.0), True) == "primal"  # a tie
+
+
+def test_the_conjugate_gradients_count_grows_with_its_factors():
+    """Priced as products over the data's entries for each column of W, a number of
+    iterations each (the constants are calibrated, not pinned here): one column by
+    default, n d entries for dense data."""
+    n, d, groups = 40, 30, [10, 20]
+    base = selection_system_cost(n, d, groups)
+    assert base == selection_system_cost(n, d, groups, 1, n * d)
+    cg = base["cg"]
+    assert selection_system_cost(n, d, groups, 3)["cg"] == pytest.approx(3 * cg)
+    assert selection_system_cost(n, d, groups, 1, n * d // 4)["cg"] == pytest.approx(cg / 4)
+    assert selection_system_cost(n, d, groups, 1, None, 60)["cg"] == pytest.approx(
+        2 * selection_system_cost(n, d, groups, 1, None, 30)["cg"])
+    assert base["repeat"] == pytest.approx(base["primal"] - n * d * d)
+
+
+def test_data_exactly_at_the_density_bound_go_sparse():
+    """At most CG_DENSITY of the entries non-zero: the non-zeros are priced; one more,
+    every entry."""
+    bound = int(round(CG_DENSITY * 1000))
+    for nonzeros, entries in ((bound, bound), (bound + 1, 1000)):
+        state = weighted_state(n=40, d=25, seed=3)
+        X = np.zeros(1000)
+        X[np.random.default_rng(3).permutation(1000)[:nonzeros]] = 1.0
+        state.problem.X = X.reshape(40, 25)
+        assert SelectionSystem(state)._cg_entries() == entries
+
+
+def test_conjugate_gradients_start_from_the_state_w(monkeypatch):
+    """The warm start is the state's W (its residual is the first product), zero
+    before there is one or when its shape is not the system's."""
+    import causefs.model.subproblems as module
+
+    starts = []
+    solver = module.block_conjugate_gradients
+    monkeypatch.setattr(module, "block_conjugate_gradients",
+                        lambda apply, B, start, *rest: starts.append(start.copy())
+                        or solver(apply, B, start, *rest))
+    state = weighted_state()
+    system, A, B = filled_system(state)
+    exact = np.linalg.solve(A, B)
+    for W, expected in ((exact, exact), (None, np.zeros_like(B)),
+                        (np.ones((9, 2)), np.zeros_like(B))):
+        system.state = state.replace(W=W)
+        system.solve("cg")
+        assert np.array_equal(starts[-1], expected)
+
+
+def test_data_mostly_zeros_go_sparse_for_conjugate_gradients():
+    """Dense weighted data with at most CG_DENSITY of their entries non-zero are passed
+    over as CSC (their non-zeros priced), denser data stay dense (n d priced)."""
+    import causefs.model.subproblems as module
+
+    for share, sparse in ((0.05, True), (0.5, False)):
+        state = weighted_state(n=40, d=25, seed=2)
+        X = state.problem.X.copy()
+        X[np.random.default_rng(2).random(X.shape) >= share] = 0.0
+        state.problem.X = X
+        system, A, B = filled_system(state)
+        pieces = system._data_pieces()
+        assert all(sp.issparse(Xm) == sparse for _, Xm in pieces)
+        assert sorted(np.concatenate([cols for cols, _ in pieces])) == list(range(25))
+        for cols, Xm in pieces:
+            assert np.array_equal(module.dense(Xm), state.mu[:, None] * X[:, cols])
+        nonzeros = np.count_nonzero(X)
+        assert system._cg_entries() == (nonzeros if sparse else X.size)
+        assert nonzeros <= CG_DENSITY * X.size if sparse else nonzeros > CG_DENSITY * X.size
+        residual = np.linalg.norm(B - A @ system.solve("cg"), axis=0)
+        assert np.all(residual <= CG_RTOL * np.linalg.norm(B, axis=0))
+
+
+def test_a_cg_solve_that_cannot_finish_is_done_directly(monkeypatch):
+    """Out of iterations, overlapping groups, or an A that is not positive definite: the
+    exact solve of the cheaper direct form takes over."""
+    import causefs.model.subproblems as module
+
+    state = weighted_state()
+    system, A, B = filled_system(state)
+    monkeypatch.setattr(module, "CG_MAX_ITER", 1)
+    assert np.allclose(system.solve("cg"), np.linalg.solve(A, B), rtol=1e-10, atol=1e-12)
+    monkeypatch.undo()
+    overlapping, A, B = filled_system(state, groups=((0, 1), (1, 2)))
+    assert not overlapping.disjoint_groups()
+    assert np.allclose(overlapping.solve("cg"), np.linalg.solve(A, B), rtol=1e-10,
+                       atol=1e-12)
+    indefinite = SelectionSystem(state)
+    A = np.diag([2.0, -1.0, 3.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    indefinite.add_matrix(A)
+    indefinite.add_rhs(np.ones((9, 2)))
+    assert np.allclose(indefinite.solve("cg"), np.linalg.solve(A, np.ones((9, 2))))
 
 
 def test_the_dual_form_is_taken_only_where_the_structure_allows_it():
@@ -223,6 +393,9 @@ def test_the_data_gram_is_formed_once_while_the_data_and_weights_stay(monkeypatc
     Xt = moved.mu[:, None] * moved.problem.X
     expected = np.linalg.solve(Xt.T @ Xt + np.eye(3), Xt.T @ moved.F)
     assert np.allclose(system.solve("primal"), expected)
+    assert len(formed) == 3  # the cache held the last weights' Gram
+    assert np.array_equal(system.solve("primal"), system.solve("primal"))
+    assert len(formed) == 3  # the primal solves took the state's Gram
 
 
 def test_the_dual_count_has_the_form_of_what_the_dual_runs():

@@ -29,9 +29,9 @@ def graph_cost(size, count: int, *, fresh: bool) -> Cost:
     approximate one: for a fresh graph an HNSW index and a round of local search (exact
     up to :func:`~causefs.numerics.neighbors.fresh_exact_limit` points of the dimensions
     one graph searches; the initial granular graphs measured about as costly); for an
-    update a local search warm-started from the graph it replaces, among the candidates joined with the supports of its
-    prior graphs (G for S[m]; the M graphs S[m] for G), priced alike whatever their
-    number. Memory: the candidate table.
+    update a local search warm-started from the graph it replaces, among the candidates
+    joined with the supports of its prior graphs (G for S[m]; the M graphs S[m] for G),
+    priced alike whatever their number. Memory: the candidate table.
     """
     n, d, h = size.n_samples, size.n_features, size.n_clusters
     k, M = size.n_neighbors, size.n_granularities

@@ -27,8 +27,10 @@ from typing import ClassVar
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 
 from ..core.validation import check_choice
+from ..numerics.conjugate_gradients import block_conjugate_gradients
 from ..numerics.laplacian import laplacian_matmul, laplacian_matrix, symmetric_degree
 from ..numerics.sparse import dense, scale_rows
 from ..numerics.threads import threads_for
@@ -47,7 +49,7 @@ class Subproblem:
 # -- W ------------------------------------------------------------------------------------
 
 #: how the W system is solved
-SYSTEMS = ("auto", "primal", "dual")
+SYSTEMS = ("auto", "primal", "dual", "cg")
 
 #: the dual form's operations run at about a third of the primal's rate (general LU
 #: solves, one per granularity, and thin products): measured on JAFFE, UMIST and COIL20,
@@ -55,13 +57,51 @@ SYSTEMS = ("auto", "primal", "dual")
 DUAL_SLOWDOWN = 3.0
 
 
-def selection_system_cost(n: int, d: int, group_sizes) -> dict:
-    """Multiply-add counts of the two forms (the dual's weighted by its slower rate), to
-    pick the cheaper."""
+#: conjugate gradients' products are thin (h columns): they run at the memory's speed,
+#: about a twelfth of the rate of the primal's d x d products and factorization
+#: (measured on 0-1 data of 7000 x 5000 and 1993 x 4862, docs/PERFORMANCE.md)
+CG_SLOWDOWN = 12.0
+#: the iterations of a warm-started solve, for pricing: 22 to 31 inside the fits of
+#: 7000 x 5000 0-1 data at ``CG_RTOL`` (the first warm solve took 60)
+CG_ITERATIONS = 30
+#: the iterations of the first solve, from zero: about 200 in the same fits
+CG_COLD_ITERATIONS = 200
+#: each column's residual is solved to this fraction of its right-hand side's norm
+CG_RTOL = 1e-6
+#: a solve that has not reached ``CG_RTOL`` by then is done again directly
+CG_MAX_ITER = 500
+#: dense weighted data with at most this share of non-zeros go sparse for conjugate
+#: gradients: a sparse product costs a few times a dense one an entry
+CG_DENSITY = 0.1
+
+
+def selection_system_cost(n: int, d: int, group_sizes, h: int = 1, entries: int = None,
+                          iterations: int = CG_ITERATIONS) -> dict:
+    """Multiply-add counts of the forms, each weighted by its rate against the primal's,
+    to pick the cheapest. The primal's includes the data Gram (``n d^2``), formed once
+    while the sample weights stay the same: ``repeat`` is the primal without it.
+    Conjugate gradients' are ``iterations`` products of two passes over the ``entries``
+    of the weighted data (``n d`` dense) for the ``h`` columns of W."""
     group_sizes = list(group_sizes) or [d]
-    primal = n * d * d + n * sum(s * s for s in group_sizes) + d**3 / 6
+    groups = n * sum(s * s for s in group_sizes) + d**3 / 6
     dual = 3 * n * n * d + len(group_sizes) * (n**3 * 2 / 3 + n * n * d / len(group_sizes)) + n**3
-    return {"primal": primal, "dual": DUAL_SLOWDOWN * dual}
+    entries = n * d if entries is None else entries
+    return {"primal": n * d * d + groups, "repeat": groups, "dual": DUAL_SLOWDOWN * dual,
+            "cg": CG_SLOWDOWN * iterations * 2 * entries * h}
+
+
+def direct_system(cost: dict, dual_allowed: bool) -> str:
+    """The cheaper of the two direct forms for the counts of
+    :func:`selection_system_cost`: the dual where it costs less than the primal and the
+    structure allows it."""
+    return "dual" if dual_allowed and cost["dual"] < cost["primal"] else "primal"
+
+
+def cheapest_system(cost: dict, dual_allowed: bool) -> str:
+    """The form to solve in: conjugate gradients where they cost less than the direct
+    form's repeated solve (the primal without the Gram it reuses), else that form."""
+    direct = direct_system(cost, dual_allowed)
+    return "cg" if cost["cg"] < cost["repeat" if direct == "primal" else "dual"] else direct
 
 
 def _solve(A, B):
@@ -79,6 +119,13 @@ def _data_gram(Xt) -> np.ndarray:
     """``Xt' Xt`` (d, d) of dense weighted data."""
     with threads_for(Xt.shape[0] * Xt.shape[1] ** 2):
         return Xt.T @ Xt
+
+
+def _column_products(Xm, Y) -> np.ndarray:
+    """The diagonal of ``Xm' Y`` (s,), for ``Xm`` and ``Y`` both dense or both sparse."""
+    if sp.issparse(Xm):
+        return dense(Xm.multiply(Y).sum(axis=0)).ravel()
+    return np.einsum("ij,ij->j", Xm, Y)
 
 
 class SelectionSystem(Subproblem):
@@ -141,7 +188,11 @@ class SelectionSystem(Subproblem):
 
     def rhs(self, Xt) -> np.ndarray:
         """``B`` from the weighted data ``Xt``."""
-        parts = [weight * (Xt.T @ target) for weight, target in self.data_rhs]
+        return self._rhs(lambda target: Xt.T @ target)
+
+    def _rhs(self, transposed_product) -> np.ndarray:
+        """``B``, with ``transposed_product(T) = X~' T``."""
+        parts = [weight * transposed_product(target) for weight, target in self.data_rhs]
         parts += list(self.matrix_rhs)
         if not parts:
             raise ValueError("the W system has no right-hand side: no term of the "
@@ -197,31 +248,135 @@ class SelectionSystem(Subproblem):
     def dual_form(self) -> bool:
         """Whether the structure allows the n x n (Woodbury) solve: one data Gram, a
         diagonal, group graphs on disjoint feature groups, nothing else."""
-        sizes = self.group_sizes()
-        disjoint = not sizes or sum(sizes) == np.unique(
-            np.concatenate([cols for cols, _ in self.group_graphs])).size
         return (len(self.gram_weights) == 1 and self.gram_weights[0] > 0
-                and not self.matrices and bool(self.diagonals) and disjoint)
+                and not self.matrices and bool(self.diagonals) and self.disjoint_groups())
+
+    def disjoint_groups(self) -> bool:
+        """Whether no feature is in two group graphs."""
+        sizes = self.group_sizes()
+        return not sizes or sum(sizes) == np.unique(
+            np.concatenate([cols for cols, _ in self.group_graphs])).size
 
     def solve(self, system: str = "auto") -> np.ndarray:
         """The minimizer ``W = A^-1 B``.
 
         ``system``: ``primal`` solves the d x d system, ``dual`` the n x n (Woodbury)
-        form, ``auto`` the cheaper by :func:`selection_system_cost`. NumPy's LAPACK, not
-        SciPy's, for general solves: the two wheels bundle separate OpenBLAS thread
-        pools, and alternating between them is slower (docs/PERFORMANCE.md, "W system").
+        form, ``cg`` runs conjugate gradients from the current W without forming either
+        (``_conjugate_gradients``), ``auto`` the cheapest by
+        :func:`selection_system_cost`. NumPy's LAPACK, not SciPy's, for general solves:
+        the two wheels bundle separate OpenBLAS thread pools, and alternating between
+        them is slower (docs/PERFORMANCE.md, "W system").
         """
         system = check_choice("system", system, SYSTEMS)
         n, d = self.state.problem.n_samples, self.state.problem.n_features
-        if not self.dual_form():
-            system = "primal"
-        elif system == "auto":
-            cost = selection_system_cost(n, d, self.group_sizes())
-            system = "dual" if cost["dual"] < cost["primal"] else "primal"
-        if system == "dual":
+        dual_allowed = self.dual_form()
+        iterations = CG_ITERATIONS if self.state.W is not None else CG_COLD_ITERATIONS
+        h = self.state.F.shape[1] if self.state.F is not None else 1
+        cost = selection_system_cost(n, d, self.group_sizes(), h, self._cg_entries(),
+                                     iterations)
+        direct = direct_system(cost, dual_allowed)
+        max_iter = CG_MAX_ITER
+        if system == "auto":
+            system = cheapest_system(cost, dual_allowed)
+            if system == "cg":
+                # stop where the products would cost what the direct form costs: a badly
+                # conditioned system then costs at most about twice the direct solve
+                repeat = cost["repeat" if direct == "primal" else "dual"]
+                max_iter = min(CG_MAX_ITER, int(iterations * repeat / cost["cg"]))
+        if system == "cg":
+            W = self._conjugate_gradients(max_iter)
+            if W is not None:
+                return W
+            system = direct  # not solved to CG_RTOL
+        if system == "dual" and dual_allowed:
             with threads_for(2.0 * n * n * d):  # made of n x d x n products throughout
                 return self._dual()
         return self._primal()
+
+    def _cg_entries(self) -> int:
+        """The entries conjugate gradients' products pass over: the non-zeros where the
+        data go sparse for them (sparse, or at most ``CG_DENSITY`` non-zero), else n d."""
+        X = self.state.X_adjusted
+        if sp.issparse(X):
+            return X.nnz
+        nonzeros = self.state.problem.reuse("data_nonzeros", (X,),
+                                            lambda: int(np.count_nonzero(X)))
+        return nonzeros if nonzeros <= CG_DENSITY * X.size else X.size
+
+    def _data_pieces(self) -> list:
+        """``(columns, X~ on them)`` for each group graph, then for the features in no
+        group; CSC where the data go sparse (:meth:`_cg_entries`), converted once while
+        the data and mu are the same objects."""
+        d = self.state.problem.n_features
+        covered = np.zeros(d, dtype=bool)
+        columns = [cols for cols, _ in self.group_graphs]
+        for cols in columns:
+            covered[cols] = True
+        if not covered.all():
+            columns.append(np.flatnonzero(~covered))
+
+        def weighted():
+            Xt = self.weighted_data()
+            if not sp.issparse(Xt) and self._cg_entries() < Xt.size:
+                Xt = sp.csc_array(Xt)
+            return Xt
+
+        Xt = self.state.problem.reuse("cg_weighted_data", (self.state.X_adjusted,
+                                                           self.state.mu), weighted)
+        return [(cols, Xt[:, cols]) for cols in columns]
+
+    def _conjugate_gradients(self, max_iter: int = CG_MAX_ITER) -> np.ndarray | None:
+        """``W = A^-1 B`` by Jacobi-preconditioned conjugate gradients
+        (:func:`~causefs.numerics.conjugate_gradients.block_conjugate_gradients`) to
+        ``CG_RTOL``, warm-started from the current W (zero before there is one).
+
+        ``A`` is applied in its parts, never formed: with the groups disjoint, two passes
+        over the weighted data a product, ``U_m = X~_m V_m`` then ``X~_m' (w sum_m U_m +
+        L_m U_m)`` on each group's columns (sparse data, and data mostly zeros, sparse).
+        For wide data this replaces the primal's ``n s^2`` group products and ``d^3``
+        factorization of every iteration. The preconditioner is the diagonal of ``A``
+        without the group graphs' part, which costs a product of each group and, on the
+        fits measured, did not save an iteration. Every iterate lowers the W subproblem
+        from the warm start, so an inexact W is still a descent step. None when the
+        groups overlap, ``A`` shows a direction of non-positive curvature, or
+        ``max_iter`` iterations do not reach ``CG_RTOL``.
+        """
+        if not self.disjoint_groups():
+            return None
+        pieces = self._data_pieces()
+        n, d = self.state.problem.n_samples, self.state.problem.n_features
+
+        def transposed_product(T):
+            out = np.empty((d, T.shape[1]))
+            for cols, Xm in pieces:
+                out[cols] = Xm.T @ T
+            return out
+
+        B = self._rhs(transposed_product)
+        gram_weight = float(sum(self.gram_weights))
+        diagonal = sum(self.diagonals) if self.diagonals else np.zeros(d)
+        preconditioner = diagonal + sum(np.diagonal(m) for m in self.matrices)
+        laplacians = [laplacian_matrix(graph) for _, graph in self.group_graphs] + [None] * (
+            len(pieces) - len(self.group_graphs))
+        for cols, Xm in pieces:
+            preconditioner[cols] += gram_weight * _column_products(Xm, Xm)
+
+        def apply(V):
+            products = [Xm @ V[cols] for cols, Xm in pieces]
+            shared = gram_weight * sum(products)
+            AV = diagonal[:, None] * V
+            for (cols, Xm), L, U in zip(pieces, laplacians, products):
+                T = shared + L @ U if L is not None else shared
+                AV[cols] += Xm.T @ T
+            for matrix in self.matrices:
+                AV += matrix @ V
+            return AV
+
+        W = self.state.W
+        start = W if W is not None and W.shape == B.shape else np.zeros_like(B)
+        with threads_for(4.0 * n * d * B.shape[1]):  # two passes over the data a product
+            return block_conjugate_gradients(apply, B, start, preconditioner, CG_RTOL,
+                                             max_iter)[0]
 
     def _primal(self) -> np.ndarray:
         """By a Cholesky factorization of the d x d system (positive definite, as

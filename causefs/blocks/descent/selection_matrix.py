@@ -5,7 +5,12 @@ from __future__ import annotations
 from ...core.parts import Cost
 from ...core.state import State
 from ...core.validation import check_choice
-from ...model.subproblems import SYSTEMS, SelectionSystem, selection_system_cost
+from ...model.subproblems import (
+    SYSTEMS,
+    SelectionSystem,
+    cheapest_system,
+    selection_system_cost,
+)
 from ..base import Block
 
 
@@ -18,14 +23,18 @@ def selection_cost(size, system: str = "auto") -> Cost:
     data, for the largest feature group (all d features at worst) its copy and the
     parts of its Laplacian product, the d x d system and its factor (about 6 n d +
     3 d^2 floats); the dual form the weighted data, ``C^-1 X~'`` and its blocks (about
-    7 n d) and the n x n systems.
+    7 n d) and the n x n systems; conjugate gradients the weighted data and its copy in
+    groups, and the (n, h) and (d, h) vectors of an iteration.
     """
-    n, d = size.n_samples, size.n_features
+    n, d, h = size.n_samples, size.n_features, size.n_clusters
     M = max(size.n_granularities, 1)
-    cost = selection_system_cost(n, d, [max(1, d // M)] * M)
+    cost = selection_system_cost(n, d, [max(1, d // M)] * M, h)
     if system == "auto":
-        system = "primal" if cost["primal"] <= cost["dual"] else "dual"
-    if system == "primal":
+        system = cheapest_system(cost, dual_allowed=True)
+    if system == "cg":
+        memory = (2 * n * d + (M + 8) * n * h + 8 * d * h) * 8
+        advice = "reduce the number of samples or of features (two copies of the data)"
+    elif system == "primal":
         memory = (7 * n * d + 4 * d * d) * 8
         advice = "reduce the number of features (d x d systems dominate)"
     else:  # the n x n (Woodbury) form: C^-1 X~' and X~ blocks, n x n systems
@@ -45,8 +54,9 @@ class SelectionMatrixBlock(Block):
 
     Parameters
     ----------
-    system : {"auto", "primal", "dual"}
-        The d x d system, its n x n Woodbury form, or the cheaper of the two.
+    system : {"auto", "primal", "dual", "cg"}
+        The d x d system, its n x n Woodbury form, conjugate gradients warm-started
+        from the current W (wide data: no d x d or n x n matrix), or the cheapest.
     """
 
     name = "selection_matrix"

@@ -15,7 +15,7 @@ class InitialSelectionBlock(SelectionMatrixBlock):
 
     Parameters
     ----------
-    system : {"auto", "primal", "dual"}
+    system : {"auto", "primal", "dual", "cg"}
         As for :class:`~causefs.blocks.SelectionMatrixBlock`.
     """
 
