@@ -12,7 +12,7 @@ from causefs.numerics.correlation import pearson_similarity
 from causefs.core.schedule import Schedule
 from causefs.model.treatments import treatment_coding
 from causefs.numerics.scaling import scale_features
-from causefs.numerics.sparse import column_variance, gram_columns
+from causefs.numerics.sparse import column_squares, column_variance, gram_columns
 
 pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
 
@@ -110,6 +110,8 @@ def test_sparse_helpers_equal_their_dense_definitions():
     D = X.toarray()
     np.testing.assert_allclose(column_variance(X), D.var(axis=0), atol=1e-12)
     np.testing.assert_allclose(gram_columns(X, [3, 1, 40]), D.T @ D[:, [3, 1, 40]])
+    for data in (X, sp.csr_array(X), D):
+        np.testing.assert_allclose(column_squares(data), (D**2).sum(axis=0), rtol=1e-12)
     np.testing.assert_allclose(treatment_coding(X), treatment_coding(D))
     columns = [0, 5, 33]
     reference = np.abs(np.nan_to_num(np.corrcoef(D, rowvar=False)))[:, columns]

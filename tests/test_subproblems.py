@@ -244,9 +244,9 @@ def test_data_mostly_zeros_go_sparse_for_conjugate_gradients():
         state.problem.X = X
         system, A, B = filled_system(state)
         pieces = system._data_pieces()
-        assert all(sp.issparse(Xm) == sparse for _, Xm in pieces)
-        assert sorted(np.concatenate([cols for cols, _ in pieces])) == list(range(25))
-        for cols, Xm in pieces:
+        assert all(sp.issparse(Xm) == sparse for _, _, Xm in pieces)
+        assert sorted(np.concatenate([cols for cols, _, _ in pieces])) == list(range(25))
+        for cols, _, Xm in pieces:
             assert np.array_equal(module.dense(Xm), state.mu[:, None] * X[:, cols])
         nonzeros = np.count_nonzero(X)
         assert system._cg_entries() == (nonzeros if sparse else X.size)

@@ -32,7 +32,7 @@ import scipy.sparse as sp
 from ..core.validation import check_choice
 from ..numerics.conjugate_gradients import block_conjugate_gradients
 from ..numerics.laplacian import laplacian_matmul, laplacian_matrix, symmetric_degree
-from ..numerics.sparse import dense, scale_rows
+from ..numerics.sparse import column_squares, dense, scale_rows
 from ..numerics.threads import threads_for
 
 
@@ -119,13 +119,6 @@ def _data_gram(Xt) -> np.ndarray:
     """``Xt' Xt`` (d, d) of dense weighted data."""
     with threads_for(Xt.shape[0] * Xt.shape[1] ** 2):
         return Xt.T @ Xt
-
-
-def _column_products(Xm, Y) -> np.ndarray:
-    """The diagonal of ``Xm' Y`` (s,), for ``Xm`` and ``Y`` both dense or both sparse."""
-    if sp.issparse(Xm):
-        return dense(Xm.multiply(Y).sum(axis=0)).ravel()
-    return np.einsum("ij,ij->j", Xm, Y)
 
 
 class SelectionSystem(Subproblem):
@@ -251,6 +244,15 @@ class SelectionSystem(Subproblem):
         return (len(self.gram_weights) == 1 and self.gram_weights[0] > 0
                 and not self.matrices and bool(self.diagonals) and self.disjoint_groups())
 
+    def column_blocks(self) -> list:
+        """``(columns, graph)`` of each group graph, then ``(the features in no group,
+        None)`` when there are such features: the blocks of A's block-diagonal part."""
+        covered = np.zeros(self.state.problem.n_features, dtype=bool)
+        for cols, _ in self.group_graphs:
+            covered[cols] = True
+        rest = [] if covered.all() else [(np.flatnonzero(~covered), None)]
+        return [*self.group_graphs, *rest]
+
     def disjoint_groups(self) -> bool:
         """Whether no feature is in two group graphs."""
         sizes = self.group_sizes()
@@ -304,17 +306,9 @@ class SelectionSystem(Subproblem):
         return nonzeros if nonzeros <= CG_DENSITY * X.size else X.size
 
     def _data_pieces(self) -> list:
-        """``(columns, X~ on them)`` for each group graph, then for the features in no
-        group; CSC where the data go sparse (:meth:`_cg_entries`), converted once while
-        the data and mu are the same objects."""
-        d = self.state.problem.n_features
-        covered = np.zeros(d, dtype=bool)
-        columns = [cols for cols, _ in self.group_graphs]
-        for cols in columns:
-            covered[cols] = True
-        if not covered.all():
-            columns.append(np.flatnonzero(~covered))
-
+        """``(columns, graph, X~ on the columns)`` of each of :meth:`column_blocks`; X~ in
+        CSC where the data go sparse (:meth:`_cg_entries`), converted once while the data
+        and mu are the same objects."""
         def weighted():
             Xt = self.weighted_data()
             if not sp.issparse(Xt) and self._cg_entries() < Xt.size:
@@ -323,7 +317,7 @@ class SelectionSystem(Subproblem):
 
         Xt = self.state.problem.reuse("cg_weighted_data", (self.state.X_adjusted,
                                                            self.state.mu), weighted)
-        return [(cols, Xt[:, cols]) for cols in columns]
+        return [(cols, graph, Xt[:, cols]) for cols, graph in self.column_blocks()]
 
     def _conjugate_gradients(self, max_iter: int = CG_MAX_ITER) -> np.ndarray | None:
         """``W = A^-1 B`` by Jacobi-preconditioned conjugate gradients
@@ -348,7 +342,7 @@ class SelectionSystem(Subproblem):
 
         def transposed_product(T):
             out = np.empty((d, T.shape[1]))
-            for cols, Xm in pieces:
+            for cols, _, Xm in pieces:
                 out[cols] = Xm.T @ T
             return out
 
@@ -356,16 +350,16 @@ class SelectionSystem(Subproblem):
         gram_weight = float(sum(self.gram_weights))
         diagonal = sum(self.diagonals) if self.diagonals else np.zeros(d)
         preconditioner = diagonal + sum(np.diagonal(m) for m in self.matrices)
-        laplacians = [laplacian_matrix(graph) for _, graph in self.group_graphs] + [None] * (
-            len(pieces) - len(self.group_graphs))
-        for cols, Xm in pieces:
-            preconditioner[cols] += gram_weight * _column_products(Xm, Xm)
+        laplacians = [None if graph is None else laplacian_matrix(graph)
+                      for _, graph, _ in pieces]
+        for cols, _, Xm in pieces:
+            preconditioner[cols] += gram_weight * column_squares(Xm)
 
         def apply(V):
-            products = [Xm @ V[cols] for cols, Xm in pieces]
+            products = [Xm @ V[cols] for cols, _, Xm in pieces]
             shared = gram_weight * sum(products)
             AV = diagonal[:, None] * V
-            for (cols, Xm), L, U in zip(pieces, laplacians, products):
+            for (cols, _, Xm), L, U in zip(pieces, laplacians, products):
                 T = shared + L @ U if L is not None else shared
                 AV[cols] += Xm.T @ T
             for matrix in self.matrices:
@@ -407,12 +401,7 @@ class SelectionSystem(Subproblem):
         diagonal = self.diagonals[0] if len(self.diagonals) == 1 else sum(self.diagonals)
         inverse_diagonal = 1.0 / diagonal
         B = self.rhs(Xt)
-        covered = np.zeros(d, dtype=bool)
-        for cols, _ in self.group_graphs:
-            covered[cols] = True
-        # features in no group graph: C is the diagonal there
-        blocks = [*self.group_graphs, *([(np.flatnonzero(~covered), None)]
-                                        if not covered.all() else [])]
+        blocks = self.column_blocks()  # features in no group graph: C is the diagonal
         CinvB = np.empty_like(B)
         CinvXt = np.empty((d, n))  # C^-1 X~'
         for cols, graph in blocks:

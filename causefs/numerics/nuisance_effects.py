@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .sparse import column_squares
+
 #: singular values of the residualized Z below this fraction of Z's norm are directions
 #: Z shares with the cluster design: their effect is not identified
 RANK_RTOL = 1e-8
@@ -192,8 +194,7 @@ def variance_share(X, Z: np.ndarray) -> np.ndarray:
     U, s, _ = np.linalg.svd(Z, full_matrices=False)
     U = U[:, s > RANK_RTOL * s.max()] if s.size else U
     mean = np.asarray(X.mean(axis=0)).ravel()
-    squares = np.asarray(X.multiply(X).sum(axis=0) if hasattr(X, "multiply")
-                         else np.einsum("ij,ij->j", X, X)).ravel()
+    squares = column_squares(X)
     total = squares - n * mean**2
     # Z's columns are centred, so U is orthogonal to the constant: U^T x_c = U^T x
     explained = np.einsum("ij,ij->j", *(2 * [np.asarray((X.T @ U).T)]))

@@ -47,6 +47,13 @@ def column_variance(X) -> np.ndarray:
     return np.maximum(np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean**2, 0.0)
 
 
+def column_squares(X) -> np.ndarray:
+    """``||X_.j||^2`` of every column (d,), dense or sparse."""
+    if sp.issparse(X):
+        return dense(X.multiply(X).sum(axis=0)).ravel()
+    return np.einsum("ij,ij->j", X, X)
+
+
 def gram_columns(X, columns=None) -> np.ndarray:
     """``X' X[:, columns]`` as a dense (d, c) array; for sparse ``X`` a sparse-dense
     product per chunk of :data:`COLUMN_CHUNK` columns (a sparse-sparse product whose
