@@ -240,3 +240,62 @@ def test_the_hnsw_index_takes_sparse_rows_as_their_dense_float32_values(monkeypa
     neighbors._hnsw_neighbors(X, 5)
     assert added[0].dtype == np.float32
     np.testing.assert_array_equal(added[0], X.toarray().astype(np.float32))
+
+
+def test_copies_are_found_whatever_the_rows_store_and_the_input_is_left_as_it_was():
+    """Rows equal in value are copies though stored differently (column order, a value
+    split over duplicate entries, stored zeros); integer counts work as their floats; the
+    caller's matrix is not touched."""
+    # rows 0-3 equal [2, 0, 1, 0]: in order; reversed; 2 as 1 + 1; with a stored zero
+    data = [2, 1, 1, 2, 1, 1, 1, 2, 1, 0, 5, 5]
+    cols = [0, 2, 2, 0, 0, 0, 2, 0, 2, 1, 3, 3]
+    rows = [0, 0, 1, 1, 2, 2, 2, 3, 3, 3, 4, 5]
+    counts, floats = (sp.csr_array((np.array(data, dtype=kind), np.array(cols),
+                                    np.array([0, 2, 4, 7, 10, 11, 12])), shape=(6, 4))
+                      for kind in (np.int64, np.float64))
+    before = [(m.data.copy(), m.indices.copy(), m.indptr.copy()) for m in (counts, floats)]
+    found = distinct_neighbors(counts, 3, exact_neighbors)
+    for i in range(4):  # the three other copies
+        assert sorted(found[i]) == [j for j in range(4) if j != i]
+    assert 5 in found[4] and 4 in found[5]
+    np.testing.assert_array_equal(found, distinct_neighbors(floats, 3, exact_neighbors))
+    for kept, matrix in zip(before, (counts, floats)):
+        for array, now in zip(kept, (matrix.data, matrix.indices, matrix.indptr)):
+            np.testing.assert_array_equal(array, now)
+    assert counts.dtype == np.int64 and not floats.has_canonical_format
+
+
+def test_large_integer_counts_are_searched_as_floats():
+    # squares of counts of 4e9 pass int64's range: the search must not do them in ints
+    big = 4_000_000_000
+    D = np.array([[big, 0, 0], [big, 0, 0], [0, big, 0], [0, big, 1], [0, 0, big],
+                  [big, big, 0]], dtype=np.int64)
+    found = distinct_neighbors(sp.csr_array(D), 2, exact_neighbors)
+    assert_exact(D.astype(float), found, 2)
+
+
+def test_at_an_exact_tie_of_the_two_costs_the_rows_stay_dense():
+    # n = 150, d = 720, c non-zeros in every feature: 100 d c^2 + 400 n^2 = n^2 d at c = 10
+    n, d = 150, 720
+    for count, form in ((10, np.ndarray), (9, sp.csr_array)):
+        X = np.zeros((n, d))
+        X[:count] = 1.0
+        assert isinstance(search_points(X, "exact"), form)
+
+
+@pytest.mark.parametrize("d", [3, 2000])
+def test_integer_counts_beyond_int64s_squares_give_the_graph_of_their_floats(d):
+    """Counts of 4e9, held as int64 (sparse, kept sparse at 2000 features, made dense at
+    3): the search and the distances are done in floats, as for the same data as float."""
+    big = 4_000_000_000
+    rng = np.random.default_rng(11)
+    D = np.zeros((30, d), dtype=np.int64)
+    D[np.arange(30), rng.integers(0, 3, 30)] = big
+    D[np.arange(30), rng.integers(0, d, 30)] += rng.integers(1, 4, 30)
+    counts = sp.csr_array(D)
+    assert sp.issparse(search_points(counts, "exact")) == (d > 3)
+    assert search_points(counts, "exact").dtype == np.float64
+    graph, gamma = adaptive_graph(counts, 4, algorithm="exact")
+    reference, reference_gamma = adaptive_graph(D.astype(float), 4, algorithm="exact")
+    np.testing.assert_array_equal(graph.toarray(), reference.toarray())
+    np.testing.assert_array_equal(gamma, reference_gamma)

@@ -201,7 +201,7 @@ def distinct_neighbors(Y: np.ndarray, n_candidates: int, search) -> np.ndarray:
                                           return_counts=True)
     u = first.size
     if u > DISTINCT_SHARE * n:
-        return search(Y, n_candidates)
+        return search(rows, n_candidates)
     nearest = np.arange(u)[:, None]  # each distinct row lists itself first
     if u > 1:
         distinct = rows[first]
@@ -230,16 +230,15 @@ def distinct_neighbors(Y: np.ndarray, n_candidates: int, search) -> np.ndarray:
 
 
 def _row_keys(Y):
-    """``Y`` with -0.0 made 0.0 (CSR rows canonical: sorted, no stored zeros), and a key
-    per row that is equal for equal rows only (their bytes)."""
+    """``Y`` in float64 with -0.0 made 0.0 (CSR rows canonical: sorted, no stored
+    zeros), and a key per row that is equal for equal rows only (their bytes)."""
     if not sp.issparse(Y):
         # + 0.0 makes -0.0 into 0.0, which are compared here by their bytes
         rows = np.ascontiguousarray(Y + 0.0)
         return rows, rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-    rows = sp.csr_array(Y, dtype=float, copy=True)
+    rows = sp.csr_array(Y, dtype=float, copy=True)  # canonical form in place: a copy
     rows.sum_duplicates()
-    rows.data += 0.0
-    rows.eliminate_zeros()  # -0.0 == 0: a stored zero is no entry
+    rows.eliminate_zeros()  # a stored 0.0 or -0.0 is no entry
     ends = rows.indptr
     keys = np.empty(rows.shape[0], dtype=object)
     # same length and bytes only for the same columns with the same values
