@@ -230,8 +230,9 @@ def distinct_neighbors(Y: np.ndarray, n_candidates: int, search) -> np.ndarray:
 
 
 def _row_keys(Y):
-    """``Y`` in float64 with -0.0 made 0.0 (CSR rows canonical: sorted, no stored
-    zeros), and a key per row that is equal for equal rows only (their bytes)."""
+    """``Y`` in floating point with -0.0 made 0.0 (CSR rows in float64 and canonical:
+    sorted, no stored zeros), and a key per row that is equal for equal rows only
+    (their bytes)."""
     if not sp.issparse(Y):
         # + 0.0 makes -0.0 into 0.0, which are compared here by their bytes
         rows = np.ascontiguousarray(Y + 0.0)
