@@ -80,7 +80,8 @@ SETS = {
                   "tests/test_option_checks.py::test_part_options_are_checked"]),
     "neighbors": (["causefs/numerics/neighbors.py", "causefs/numerics/given_neighbors.py"],
                   ["tests/test_neighbors.py", "tests/test_distinct_neighbors.py",
-                   "tests/test_given_neighbors.py", "tests/test_adaptive_graphs.py"]
+                   "tests/test_given_neighbors.py", "tests/test_adaptive_graphs.py",
+                   "tests/test_sparse_search.py"]
                   + [f"tests/test_fast_paths.py::{test}" for test in (
                       "test_refine_neighbours_recovers_the_exact_knn",
                       "test_auto_searches_points_of_few_dimensions_exactly_at_any_n",

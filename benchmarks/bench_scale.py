@@ -53,6 +53,11 @@ def load_case(name: str):
         y = rng.integers(int(clusters or 2), size=n)
         rates = 0.1 * rng.random((int(clusters or 2), d))  # about 5 % of the cells are 1
         return (rng.random((n, d)) < rates[y]).astype(float), y
+    elif name.startswith("text:"):  # sparse tf-idf rows of 10 topics, 1 % non-zeros
+        from bench_input import text_like  # beside this file
+
+        n, d = (int(v) for v in name.split(":", 1)[1].split("x"))
+        return text_like(n, d, 0.01)
     elif name == "digits":
         from sklearn.datasets import load_digits
 

@@ -281,3 +281,40 @@ def test_the_search_is_resolved_for_the_points_dimension(monkeypatch):
                         lambda *args: asked.append(args) or resolve(*args))
     adaptive_graph(np.zeros((9, 3)) + np.arange(9)[:, None], 2)
     assert asked == [("auto", 9, 3)]
+
+
+def wide_sparse_rows(n=80, d=3000, seed=0):
+    """0-1 rows of 1 % non-zeros and many features: the exact search multiplies them
+    sparse (:func:`causefs.numerics.neighbors.search_points`)."""
+    rng = np.random.default_rng(seed)
+    return sp.csr_array((rng.random((n, d)) < 0.01).astype(float))
+
+
+@pytest.mark.parametrize("algorithm", ["exact", "kd_tree", "brute"])
+def test_sparse_rows_give_the_graph_of_their_dense_rows(algorithm):
+    X = wide_sparse_rows()
+    graph, gamma = adaptive_graph(X, 4, algorithm=algorithm)
+    reference, reference_gamma = adaptive_graph(X.toarray(), 4, algorithm=algorithm)
+    np.testing.assert_array_equal(graph.toarray(), reference.toarray())
+    np.testing.assert_array_equal(gamma, reference_gamma)
+
+
+@pytest.mark.parametrize("seeded", [False, True])
+def test_the_exact_search_and_given_seeds_take_sparse_rows(monkeypatch, seeded):
+    """Sparse rows are not densified for the searches that take them: the exact search,
+    and given seeds (completed by it), whatever search the fit names."""
+    from causefs.numerics import adaptive_graphs
+
+    X = wide_sparse_rows(seed=1)
+    seen = []
+    for name in ("nearest_candidates", "nearest_given", "half_squared_distances"):
+        original = getattr(adaptive_graphs, name)
+
+        def spy(Y, *args, _original=original, **kwargs):
+            seen.append(sp.issparse(Y))
+            return _original(Y, *args, **kwargs)
+
+        monkeypatch.setattr(adaptive_graphs, name, spy)
+    seeds = np.tile(np.arange(1, 8), (80, 1)) if seeded else None
+    adaptive_graph(X, 4, algorithm="kd_tree" if seeded else "exact", seeds=seeds)
+    assert len(seen) == 2 and all(seen)

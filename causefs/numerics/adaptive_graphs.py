@@ -23,6 +23,7 @@ from .neighbors import (
     nearest_candidates,
     nearest_given,
     resolve_algorithm,
+    search_points,
 )
 from .simplex import project_simplex
 
@@ -127,15 +128,18 @@ def _fixed_gamma_weights(tau: np.ndarray, gamma: np.ndarray) -> np.ndarray:
     return weights
 
 
-def adaptive_graph(Y: np.ndarray, k: int, prior=None, algorithm: str = "auto",
+def adaptive_graph(Y, k: int, prior=None, algorithm: str = "auto",
                    previous: tuple | None = None, warm: list | None = None,
                    seeds: np.ndarray | None = None):
     """Adaptive-neighbour graph of the rows of ``Y`` with an optional prior (eq. S.5).
 
     Parameters
     ----------
-    Y : ndarray of shape (n, p)
-        Points; ``tau_ij = 1/2 ||Y_i - Y_j||^2 - prior_ij``.
+    Y : ndarray or sparse matrix of shape (n, p)
+        Points; ``tau_ij = 1/2 ||Y_i - Y_j||^2 - prior_ij``. The exact search and given
+        seeds take their rows sparse where that costs less
+        (:func:`~causefs.numerics.neighbors.search_points`: sparse data, or dense data
+        with few non-zeros); the other searches take them dense.
     k : int
         Neighbours per column, ``1 <= k <= n - 2``.
     prior : sparse (n, n) with non-negative entries, optional
@@ -162,7 +166,6 @@ def adaptive_graph(Y: np.ndarray, k: int, prior=None, algorithm: str = "auto",
     graph : csc_array of shape (n, n)
     gamma : ndarray of shape (n,)
     """
-    Y = np.asarray(Y, dtype=float)
     n = Y.shape[0]
     if not 1 <= k <= n - 2:
         raise ValueError(
@@ -170,6 +173,8 @@ def adaptive_graph(Y: np.ndarray, k: int, prior=None, algorithm: str = "auto",
             "(the closed form uses the (k+1)-th neighbour of every sample)"
         )
     algorithm = resolve_algorithm(algorithm, n, Y.shape[1])
+    # given seeds are completed by the exact search
+    Y = search_points(Y, "exact" if seeds is not None else algorithm)
     warm = [g for g in (warm or ()) if g is not None] if algorithm == "approximate" else []
     if seeds is not None:
         cand = nearest_given(Y, seeds, k + 1)

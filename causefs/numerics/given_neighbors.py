@@ -16,6 +16,7 @@ from sklearn.base import clone
 
 from ..core.validation import InvalidParameterError
 from .neighbors import without_self
+from .sparse import dense
 
 
 def check_neighbors(neighbors, n_samples: int, n_neighbors: int):
@@ -92,8 +93,8 @@ def given_candidates(neighbors, Y: np.ndarray, n_candidates: int) -> np.ndarray 
     ----------
     neighbors : ndarray of int, or object, or None
         What :func:`check_neighbors` returned.
-    Y : ndarray of shape (n, p)
-        The points the search object is fitted on and queried with.
+    Y : ndarray or sparse matrix of shape (n, p)
+        The points the search object is fitted on and queried with (densified).
     n_candidates : int
 
     Returns
@@ -110,6 +111,7 @@ def given_candidates(neighbors, Y: np.ndarray, n_candidates: int) -> np.ndarray 
     if neighbors is None or isinstance(neighbors, np.ndarray):
         return neighbors
     n = Y.shape[0]
+    Y = dense(Y)  # a search object of the user's own may not take sparse data
     neighbors.fit(Y)
     found = np.asarray(neighbors.kneighbors(Y, n_neighbors=n_candidates + 1,
                                             return_distance=False))

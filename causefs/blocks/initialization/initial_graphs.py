@@ -10,7 +10,6 @@ from ...core.state import State
 from ...model.settings import DEFAULTS, check_setting
 from ...numerics.adaptive_graphs import adaptive_graph
 from ...numerics.given_neighbors import given_candidates
-from ...numerics.sparse import dense
 from ...numerics.threads import parallel_map
 from ..base import Block
 
@@ -52,7 +51,7 @@ class InitialGranularGraphsBlock(Block):
         p = state.problem
 
         def build(m):
-            return adaptive_graph(dense(state.X_adjusted[:, np.flatnonzero(state.groups == m)]),
+            return adaptive_graph(state.X_adjusted[:, np.flatnonzero(state.groups == m)],
                                   p.n_neighbors, algorithm=self.neighbor_algorithm,
                                   warm=[state.G])
 
@@ -88,7 +87,7 @@ class InitialFusedGraphBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        Y = dense(state.X_adjusted)
+        Y = state.X_adjusted
         G, xi = adaptive_graph(Y, p.n_neighbors, algorithm=self.neighbor_algorithm,
                                seeds=given_candidates(p.neighbors, Y, p.n_neighbors + 1))
         return state.replace(G=G, xi=xi)
