@@ -420,13 +420,11 @@ def test_a_fresh_exact_graph_of_data_with_few_non_zeros_is_priced_as_the_sparse_
 
 
 def test_conjugate_gradients_are_priced_over_the_non_zeros_the_solve_passes_over():
-    """``cg_entries``: the non-zeros of sparse data, or of dense data at most 10 % non-zero
-    (the solve's CSC copy), else every cell; the W step's price follows the size's
-    density."""
+    """``cg_entries``: the non-zeros of dense data at most 10 % non-zero (the solve's CSC
+    copy), else every cell; the W step's price follows the size's density."""
     from causefs.model.subproblems import CG_DENSITY, cg_entries
 
-    assert cg_entries(50, 1000, sparse=True) == 50
-    assert cg_entries(600, 1000, sparse=True) == 600
+    assert cg_entries(50, 1000) == 50
     assert cg_entries(100, 1000) == 100 and CG_DENSITY == 0.1  # at the limit: the copy
     assert cg_entries(101, 1000) == 1000
     n, d, h = 3000, 20000, 2

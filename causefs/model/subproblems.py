@@ -90,11 +90,11 @@ def selection_system_cost(n: int, d: int, group_sizes, h: int = 1, entries: int 
             "cg": CG_SLOWDOWN * iterations * 2 * entries * h}
 
 
-def cg_entries(nonzeros: float, cells: float, sparse: bool = False) -> float:
-    """The entries conjugate gradients' products pass over: the data's ``nonzeros`` where
-    the data go sparse for them (sparse data, or at most ``CG_DENSITY`` of the ``cells``
-    non-zero), else every cell."""
-    return nonzeros if sparse or nonzeros <= CG_DENSITY * cells else cells
+def cg_entries(nonzeros: float, cells: float) -> float:
+    """The entries conjugate gradients' products pass over dense data: their
+    ``nonzeros`` where the data go sparse for them (at most ``CG_DENSITY`` of the
+    ``cells`` non-zero), else every cell (sparse data: their stored entries)."""
+    return nonzeros if nonzeros <= CG_DENSITY * cells else cells
 
 
 def direct_system(cost: dict, dual_allowed: bool) -> str:
@@ -303,10 +303,11 @@ class SelectionSystem(Subproblem):
         return self._primal()
 
     def _cg_entries(self) -> int:
-        """The entries conjugate gradients' products pass over (:func:`cg_entries`)."""
+        """The entries conjugate gradients' products pass over: the stored entries of
+        sparse data, else :func:`cg_entries`."""
         X = self.state.X_adjusted
         if sp.issparse(X):
-            return cg_entries(X.nnz, X.shape[0] * X.shape[1], sparse=True)
+            return X.nnz
         nonzeros = self.state.problem.reuse("data_nonzeros", (X,),
                                             lambda: int(np.count_nonzero(X)))
         return cg_entries(nonzeros, X.size)
