@@ -25,6 +25,7 @@ from .numerics.correlation import decorrelated_order
 from .numerics.given_neighbors import check_neighbors
 from .numerics.nuisance_effects import cluster_evidence, variance_share
 from .numerics.scaling import constant_features, scale_features
+from .numerics.sparse import column_nonzeros
 from .numerics.threads import fit_threads
 
 logger = logging.getLogger("causefs")
@@ -422,7 +423,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.terms_ = objective_spec(parts)
         self._warn_if_nuisance_unused(parts, Z)
         self._warn_if_neighbors_unused(parts, neighbors)
-        self._estimate(X.shape[0], active.size, parts)
+        self._estimate(X.shape[0], active.size, parts,
+                       column_nonzeros(X)[active].sum() / (X.shape[0] * active.size))
         X_active = scale_features(X, settings.preprocessing)[:, active]
         if sp.issparse(X_active) and not parts.accepts_sparse:
             X_active = X_active.toarray()
@@ -462,9 +464,10 @@ class CauseFS(SelectorMixin, BaseEstimator):
                           "schedule='auto' adjusts for them", NuisanceUnusedWarning,
                           stacklevel=3)
 
-    def _estimate(self, n, d, parts) -> None:
-        """Refuse a fit over the memory budget; announce a long one."""
-        expected = estimate(n, d, parts.settings, parts)
+    def _estimate(self, n, d, parts, density) -> None:
+        """Refuse a fit over the memory budget; announce a long one (``density``: the
+        share of the active features' cells that are non-zero)."""
+        expected = estimate(n, d, parts.settings, parts, density)
         check_memory(expected.memory, parts.settings.memory_limit)
         self.memory_estimate_ = expected.memory.peak
         self.time_estimate_ = expected.seconds

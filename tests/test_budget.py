@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from causefs import CauseFS, Schedule
 from causefs.blocks import Block
@@ -151,3 +152,32 @@ def test_a_fit_with_stopping_rules_is_priced_at_the_expected_iterations():
     # the default schedule's loop is priced at EXPECTED_ITERATIONS iterations, not max_iter
     assert loop_seconds(30) == pytest.approx(loop_seconds(EXPECTED_ITERATIONS), rel=1e-9)
     assert loop_seconds(4) < loop_seconds(EXPECTED_ITERATIONS)  # fewer: max_iter counts
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_fit_is_priced_at_the_non_zero_share_of_its_active_features(monkeypatch, sparse):
+    """The estimate a fit logs is made with the share of non-zero cells of the features it
+    keeps (a constant feature dropped), counted the same for dense and sparse X."""
+    import scipy.sparse as sp
+
+    import causefs.estimator as estimator_module
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((60, 30)) < 0.2) * rng.random((60, 30))
+    X[:, 4] = 0.0  # constant: not active
+    X[:3, 7] = 1.0
+    active = [j for j in range(30) if j != 4]
+    expected = np.count_nonzero(X[:, active]) / (60 * len(active))
+    seen = []
+    real = estimator_module.estimate
+
+    def spy(n, d, settings, parts=None, density=1.0):
+        seen.append((n, d, density))
+        return real(n, d, settings, parts, density)
+
+    monkeypatch.setattr(estimator_module, "estimate", spy)
+    selector = CauseFS(n_clusters=2, n_features_to_select=3, max_iter=1, random_state=0)
+    with pytest.warns(ConvergenceWarning):  # one iteration: the stopping rules not met
+        selector.fit(sp.csr_array(X) if sparse else X)
+    assert seen == [(60, 29, pytest.approx(expected, rel=1e-12))]
+    assert 0.1 < expected < 0.3

@@ -389,3 +389,55 @@ def test_conjugate_gradients_chosen_stop_where_the_direct_form_would_cost_as_muc
     assert cg_budget(state, "auto", monkeypatch)[0] == [expected]
     assert cg_budget(state, "cg", monkeypatch)[0] == [CG_MAX_ITER]
     assert cg_budget(state, "cg", monkeypatch, max_iter=1) == ([CG_MAX_ITER], [direct])
+
+
+def test_a_fresh_exact_graph_of_data_with_few_non_zeros_is_priced_as_the_sparse_search():
+    """The first graphs of data whose share ``density`` of cells is non-zero, spread
+    evenly (``n density`` a feature): ``2 (100 p (n density)^2 + 400 n^2)`` flops a graph
+    of p features where that is below the dense search's ``2 n^2 p`` (docs/PERFORMANCE.md,
+    "Sparse rows in the exact search"); dense data (density 1) as before; an update
+    searches an embedding, priced alike at any density."""
+    from causefs.budget.graphs import graph_cost
+
+    def sized(n, d, density, M=1):
+        return FitSize(n, d, Settings(n_clusters=3, n_neighbors=5, max_granularity=M),
+                       density=density)
+
+    n, d = 4000, 20000  # exact: at most 5000 points
+    fused = graph_cost(sized(n, d, 0.01), 1, fresh=True)
+    assert fused.flops == pytest.approx(2 * (100 * d * (0.01 * n) ** 2 + 400 * n * n))
+    assert fused.ops == 3.0 * n * n
+    assert graph_cost(sized(n, d, 1.0), 1, fresh=True).flops == 2.0 * n * n * d
+    assert graph_cost(sized(n, d, 0.3), 1, fresh=True).flops == 2.0 * n * n * d  # dense wins
+    # four granular graphs of d / 4 features each
+    granular = graph_cost(sized(n, d, 0.01, M=4), 4, fresh=True)
+    assert granular.flops == pytest.approx(
+        4 * 2 * (100 * (d // 4) * (0.01 * n) ** 2 + 400 * n * n))
+    # narrow data: the rows' cost outweighs the features' (d < 400)
+    assert graph_cost(sized(n, 300, 0.01), 1, fresh=True).flops == 2.0 * n * n * 300
+    assert graph_cost(sized(n, d, 0.01), 1, fresh=False) == graph_cost(sized(n, d, 1.0), 1,
+                                                                         fresh=False)
+
+
+def test_conjugate_gradients_are_priced_over_the_non_zeros_the_solve_passes_over():
+    """``cg_entries``: the non-zeros of dense data at most 10 % non-zero (the solve's CSC
+    copy), else every cell; the W step's price follows the size's density."""
+    from causefs.model.subproblems import CG_DENSITY, cg_entries
+
+    assert cg_entries(50, 1000) == 50
+    assert cg_entries(100, 1000) == 100 and CG_DENSITY == 0.1  # at the limit: the copy
+    assert cg_entries(101, 1000) == 1000
+    n, d, h = 3000, 20000, 2
+
+    def cg_flops(density):
+        size = FitSize(n, d, Settings(n_clusters=h, n_neighbors=5, max_granularity=1),
+                       density=density)
+        return selection_cost(size, "cg").flops
+
+    from causefs.model.subproblems import CG_ITERATIONS, CG_SLOWDOWN
+
+    expected = 2.0 * CG_SLOWDOWN * CG_ITERATIONS * 2 * h  # flops per entry passed over
+    assert cg_flops(0.01) == pytest.approx(expected * 0.01 * n * d)
+    assert cg_flops(0.1) == pytest.approx(expected * 0.1 * n * d)
+    assert cg_flops(0.5) == pytest.approx(expected * n * d)
+    assert cg_flops(1.0) == pytest.approx(expected * n * d)

@@ -12,7 +12,8 @@ from causefs.numerics.correlation import pearson_similarity
 from causefs.core.schedule import Schedule
 from causefs.model.treatments import treatment_coding
 from causefs.numerics.scaling import scale_features
-from causefs.numerics.sparse import column_squares, column_variance, gram_columns
+from causefs.numerics.sparse import (column_nonzeros, column_squares, column_variance,
+                                     gram_columns)
 
 pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
 
@@ -112,6 +113,8 @@ def test_sparse_helpers_equal_their_dense_definitions():
     np.testing.assert_allclose(gram_columns(X, [3, 1, 40]), D.T @ D[:, [3, 1, 40]])
     for data in (X, sp.csr_array(X), D):
         np.testing.assert_allclose(column_squares(data), (D**2).sum(axis=0), rtol=1e-12)
+        np.testing.assert_array_equal(column_nonzeros(data), (D != 0).sum(axis=0))
+    assert (D != 0).sum(axis=0).min() < (D != 0).sum(axis=0).max()  # counts that differ
     np.testing.assert_allclose(treatment_coding(X), treatment_coding(D))
     columns = [0, 5, 33]
     reference = np.abs(np.nan_to_num(np.corrcoef(D, rowvar=False)))[:, columns]

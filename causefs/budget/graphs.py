@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ..core.parts import Cost
-from ..numerics.neighbors import fresh_exact_limit, resolve_algorithm
+from ..numerics.neighbors import exact_search_work, fresh_exact_limit, resolve_algorithm
 
 _FLOAT = 8
 #: operations per point of an HNSW index built and searched (and the local-search round
@@ -46,8 +46,14 @@ def graph_cost(size, count: int, *, fresh: bool) -> Cost:
     hnsw = algorithm == "approximate" and fresh
     flops, ops = 0.0, 0.0
     if algorithm in ("exact", "brute", "all") or (hnsw and n <= fresh_exact_limit(dims)):
-        # distances (BLAS) and the selection of the nearest
-        flops, ops = 2.0 * n * n * searched, 3.0 * n * n * count
+        # distances (BLAS) and the selection of the nearest; the exact search of a fresh
+        # graph multiplies sparse rows where that costs less (its data's non-zeros,
+        # spread evenly over the features here)
+        work = float(n) * n * searched
+        if fresh and algorithm not in ("brute", "all"):
+            _, sparse_work = exact_search_work(n, dims, dims * (size.density * n) ** 2)
+            work = min(work, count * sparse_work)
+        flops, ops = 2.0 * work, 3.0 * n * n * count
     elif algorithm in ("kd_tree", "ball_tree"):  # calibrated on Gaussian points
         ops = 200.0 * n * math.log2(max(n, 2)) * searched
     elif hnsw:

@@ -14,13 +14,16 @@ class FitSize:
     """A fit of ``n_samples`` x ``n_features`` (non-constant features) with ``settings``.
 
     ``balance`` says whether the objective has a balance term (beta != 0 once the
-    schedule's ``params`` are applied).
+    schedule's ``params`` are applied); ``density`` is the share of the data's cells that
+    are non-zero (1 for dense data), which prices the searches and products that pass
+    over the non-zeros only.
     """
 
     n_samples: int
     n_features: int
     settings: Settings
     balance: bool = True
+    density: float = 1.0
 
     @property
     def n_clusters(self) -> int:

@@ -90,6 +90,13 @@ def selection_system_cost(n: int, d: int, group_sizes, h: int = 1, entries: int 
             "cg": CG_SLOWDOWN * iterations * 2 * entries * h}
 
 
+def cg_entries(nonzeros: float, cells: float) -> float:
+    """The entries conjugate gradients' products pass over dense data: their
+    ``nonzeros`` where the data go sparse for them (at most ``CG_DENSITY`` of the
+    ``cells`` non-zero), else every cell (sparse data: their stored entries)."""
+    return nonzeros if nonzeros <= CG_DENSITY * cells else cells
+
+
 def direct_system(cost: dict, dual_allowed: bool) -> str:
     """The cheaper of the two direct forms for the counts of
     :func:`selection_system_cost`: the dual where it costs less than the primal and the
@@ -296,14 +303,14 @@ class SelectionSystem(Subproblem):
         return self._primal()
 
     def _cg_entries(self) -> int:
-        """The entries conjugate gradients' products pass over: the non-zeros where the
-        data go sparse for them (sparse, or at most ``CG_DENSITY`` non-zero), else n d."""
+        """The entries conjugate gradients' products pass over: the stored entries of
+        sparse data, else :func:`cg_entries`."""
         X = self.state.X_adjusted
         if sp.issparse(X):
             return X.nnz
         nonzeros = self.state.problem.reuse("data_nonzeros", (X,),
                                             lambda: int(np.count_nonzero(X)))
-        return nonzeros if nonzeros <= CG_DENSITY * X.size else X.size
+        return cg_entries(nonzeros, X.size)
 
     def _data_pieces(self) -> list:
         """``(columns, graph, X~ on the columns)`` of each of :meth:`column_blocks`; X~ in

@@ -20,7 +20,7 @@ from sklearn.neighbors import NearestNeighbors
 from ..core.extras import require
 from ..core.validation import check_choice
 from . import CHUNK_ELEMENTS
-from .sparse import dense
+from .sparse import column_nonzeros, dense
 from .threads import caller_threads, threads_for, wide_threads
 
 #: candidate searches: "auto" (exact NumPy brute force up to EXACT_N points but for
@@ -105,6 +105,14 @@ SPARSE_GRAM_SLOWDOWN = 100.0
 SPARSE_ROW_COST = 400.0
 
 
+def exact_search_work(n: int, d: int, squared_nonzeros: float) -> tuple[float, float]:
+    """The exact search's work on n points of d dimensions, in dense multiplications, on
+    dense rows and on sparse ones whose features' non-zero counts squared sum to
+    ``squared_nonzeros`` (:data:`SPARSE_GRAM_SLOWDOWN`)."""
+    dense_work = float(n) * n * d
+    return dense_work, SPARSE_GRAM_SLOWDOWN * squared_nonzeros + SPARSE_ROW_COST * float(n) * n
+
+
 def search_points(Y, algorithm: str) -> np.ndarray | sp.csr_array:
     """``Y`` as the search ``algorithm`` (resolved) takes it: a dense float array, but
     for the exact search and the approximate one (whose fresh searches up to
@@ -114,15 +122,12 @@ def search_points(Y, algorithm: str) -> np.ndarray | sp.csr_array:
     (0-1 data, counts), may then become CSR."""
     if algorithm not in ("exact", "approximate"):
         return np.asarray(dense(Y), dtype=float)
-    n, d = Y.shape
-    if sp.issparse(Y):
-        per_feature = np.diff(sp.csc_array(Y).indptr)
-    else:
+    if not sp.issparse(Y):
         Y = np.asarray(Y, dtype=float)
-        per_feature = np.count_nonzero(Y, axis=0)
-    sparse_work = (SPARSE_GRAM_SLOWDOWN * float(np.square(per_feature, dtype=float).sum())
-                   + SPARSE_ROW_COST * float(n) * n)
-    if sparse_work < float(n) * n * d:
+    per_feature = column_nonzeros(Y)
+    dense_work, sparse_work = exact_search_work(
+        Y.shape[0], Y.shape[1], float(np.square(per_feature, dtype=float).sum()))
+    if sparse_work < dense_work:
         return sp.csr_array(Y, dtype=float)
     return np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)
 

@@ -47,6 +47,13 @@ def column_variance(X) -> np.ndarray:
     return np.maximum(np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean**2, 0.0)
 
 
+def column_nonzeros(X) -> np.ndarray:
+    """The non-zeros of every column (d,), dense or sparse (stored entries of a sparse X)."""
+    if sp.issparse(X):
+        return np.diff(sp.csc_array(X).indptr)
+    return np.count_nonzero(X, axis=0)
+
+
 def column_squares(X) -> np.ndarray:
     """``||X_.j||^2`` of every column (d,), dense or sparse."""
     if sp.issparse(X):

@@ -8,6 +8,7 @@ from ...core.validation import check_choice
 from ...model.subproblems import (
     SYSTEMS,
     SelectionSystem,
+    cg_entries,
     cheapest_system,
     selection_system_cost,
 )
@@ -28,7 +29,8 @@ def selection_cost(size, system: str = "auto") -> Cost:
     """
     n, d, h = size.n_samples, size.n_features, size.n_clusters
     M = max(size.n_granularities, 1)
-    cost = selection_system_cost(n, d, [max(1, d // M)] * M, h)
+    cost = selection_system_cost(n, d, [max(1, d // M)] * M, h,
+                                 entries=cg_entries(size.density * n * d, n * d))
     if system == "auto":
         system = cheapest_system(cost, dual_allowed=True)
     if system == "cg":
