@@ -120,16 +120,13 @@ def search_points(Y, algorithm: str) -> np.ndarray | sp.csr_array:
     indexes) CSR rows where the exact search's sparse product costs less
     (:data:`SPARSE_GRAM_SLOWDOWN`); a sparse ``Y``, or a dense one with few non-zeros
     (0-1 data, counts), may then become CSR."""
-    if algorithm not in ("exact", "approximate"):
-        return np.asarray(dense(Y), dtype=float)
-    if not sp.issparse(Y):
-        Y = np.asarray(Y, dtype=float)
-    per_feature = column_nonzeros(Y)
-    dense_work, sparse_work = exact_search_work(
-        Y.shape[0], Y.shape[1], float(np.square(per_feature, dtype=float).sum()))
-    if sparse_work < dense_work:
-        return sp.csr_array(Y, dtype=float)
-    return np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=float)
+    if algorithm in ("exact", "approximate"):
+        per_feature = column_nonzeros(Y)
+        dense_work, sparse_work = exact_search_work(
+            Y.shape[0], Y.shape[1], float(np.square(per_feature, dtype=float).sum()))
+        if sparse_work < dense_work:
+            return sp.csr_array(Y, dtype=float)
+    return np.asarray(dense(Y), dtype=float)
 
 
 def row_squares(Y) -> np.ndarray:
