@@ -423,11 +423,12 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self.terms_ = objective_spec(parts)
         self._warn_if_nuisance_unused(parts, Z)
         self._warn_if_neighbors_unused(parts, neighbors)
-        self._estimate(X.shape[0], active.size, parts,
-                       column_nonzeros(X)[active].sum() / (X.shape[0] * active.size))
         X_active = scale_features(X, settings.preprocessing)[:, active]
         if sp.issparse(X_active) and not parts.accepts_sparse:
             X_active = X_active.toarray()
+        # the share of non-zero cells of the data the fit sees (scaled, sparse or not)
+        self._estimate(X.shape[0], active.size, parts,
+                       column_nonzeros(X_active).sum() / (X.shape[0] * active.size))
         # a long block is logged as it runs
         with _progress(settings.max_iter, settings.verbose) as callback, fit_threads(), \
                 Heartbeat(logger):

@@ -154,11 +154,15 @@ def test_a_fit_with_stopping_rules_is_priced_at_the_expected_iterations():
     assert loop_seconds(4) < loop_seconds(EXPECTED_ITERATIONS)  # fewer: max_iter counts
 
 
+@pytest.mark.parametrize("shifted", [False, True])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_the_fit_is_priced_at_the_non_zero_share_of_its_active_features(monkeypatch, sparse):
+def test_the_fit_is_priced_at_the_non_zero_share_of_its_active_features(monkeypatch, sparse,
+                                                                         shifted):
     """The estimate a fit logs is made with the share of non-zero cells of the features it
-    keeps (a constant feature dropped), counted the same for dense and sparse X."""
+    keeps (a constant feature dropped), counted the same for dense and sparse X, after
+    the scaling: a column whose minimum is not 0 is shifted, its zeros made non-zero."""
     import scipy.sparse as sp
+    from sklearn.preprocessing import MinMaxScaler
 
     import causefs.estimator as estimator_module
 
@@ -166,8 +170,10 @@ def test_the_fit_is_priced_at_the_non_zero_share_of_its_active_features(monkeypa
     X = (rng.random((60, 30)) < 0.2) * rng.random((60, 30))
     X[:, 4] = 0.0  # constant: not active
     X[:3, 7] = 1.0
+    if shifted:
+        X[:, 9] -= 0.5  # its minimum is -0.5: the zeros become 0.5 / 1.5 after scaling
     active = [j for j in range(30) if j != 4]
-    expected = np.count_nonzero(X[:, active]) / (60 * len(active))
+    expected = np.count_nonzero(MinMaxScaler().fit_transform(X)[:, active]) / (60 * len(active))
     seen = []
     real = estimator_module.estimate
 

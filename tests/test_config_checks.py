@@ -281,3 +281,26 @@ def test_help_names_the_app_and_explains_the_main_keys():
                 "memory_limit", "evaluation.rhos", "store.enabled", "CAUSEFS_DEBUG"):
         assert key in out.stdout, key
     assert "cli is powered by Hydra" not in out.stdout
+
+
+@pytest.mark.parametrize("override, message", [
+    ("max_iter=3", "max_iter=3: max_iter is an option of the method: method.max_iter=3"),
+    ("dataset.max_iter=2", "dataset.max_iter=2: max_iter is an option of the method: "
+                           "method.max_iter=2"),
+    ("dataset.n_clusters=3", "dataset.n_clusters=3: n_clusters is a top-level key, not one "
+                             "of dataset: n_clusters=3"),
+    ("evaluation.random_state=1", "evaluation.random_state=1: random_state is a top-level "
+                                  "key, not one of evaluation: random_state=1"),
+    ("evaluation.n_run=3", "evaluation.n_run=3: evaluation.n_run is not a key of the "
+                           "configuration (did you mean evaluation.n_runs?); "
+                           "+evaluation.n_run=3 would add it"),
+    ("method.n_neighbor=3", "method.n_neighbor=3: method.n_neighbor is not a key of the "
+                            "configuration (did you mean method.n_neighbors?)"),
+])
+def test_a_key_in_the_wrong_place_gets_the_key_that_exists(override, message):
+    """A key given under a group it does not belong to names where it is: the top level
+    (``n_clusters``), or the method's options (``method.max_iter``); an unknown key gets
+    the closest known ones."""
+    with pytest.raises(Exception) as caught:
+        composed(override)
+    assert cli.hydra_error_message(caught.value).startswith(message)

@@ -408,11 +408,13 @@ def hydra_error_message(error: Exception) -> str:
         given = override.group(1) if override else cause.full_key
         known = list(cause.parent_node.keys()) if cause.parent_node is not None else []
         prefix = cause.full_key[: -len(str(cause.key))]
-        method = cause.parent_node.get("method") if not prefix and cause.parent_node else None
-        if method is not None and str(cause.key) in method:  # an option of the method
-            value = given.partition("=")[2]
-            return (f"{given}: {cause.key} is an option of the method: "
-                    f"method.{cause.key}={value}")
+        key, value = str(cause.key), given.partition("=")[2]
+        root = cause.parent_node._get_root() if cause.parent_node is not None else None
+        if prefix and root is not None and key in root:  # a top-level key under a group
+            return f"{given}: {key} is a top-level key, not one of {prefix[:-1]}: {key}={value}"
+        method = root.get("method") if root is not None and prefix != "method." else None
+        if method is not None and key in method:  # an option of the method
+            return f"{given}: {key} is an option of the method: method.{key}={value}"
         close = difflib.get_close_matches(str(cause.key), known, n=3)
         hint = f" (did you mean {', '.join(prefix + k for k in close)}?)" if close else ""
         if prefix == "schedule." and known == ["name"]:  # the default schedule, auto

@@ -6,9 +6,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.validation import check_choice
-from .sparse import as_sparse_data, column_extremes
+from .sparse import as_sparse_data, column_extremes, column_nonzeros
 
 SCALINGS = ("minmax", "standard", "none")
+#: sparse data whose min-max scaling shifts columns (a minimum not 0) are densified where
+#: more than this share of their cells would then be stored (CSC's 12 bytes an entry then
+#: pass half of the 8 bytes of a dense cell)
+SPARSE_SCALED_DENSITY = 1 / 3
 
 
 def constant_features(X) -> np.ndarray:
@@ -30,10 +34,12 @@ def scale_features(X, method: str = "minmax"):
     (exact in floating point), so a range or a sum of squares of finite values near
     +-1e308 cannot overflow; the result is the same as without that step otherwise.
 
-    Sparse ``X`` stays sparse (CSC) with ``none``, and with ``minmax`` when every
-    column's minimum is 0 (non-negative data such as counts or tf-idf: the scaling is
-    then a division by the column's maximum); otherwise it is densified, as shifting
-    the zeros makes every entry non-zero."""
+    Sparse ``X`` stays sparse (CSC) with ``none`` and ``minmax``: a column whose
+    minimum is 0 (counts, tf-idf) is divided by its maximum; one whose minimum is not 0
+    (a word in every document) is shifted as dense data are, which stores every entry
+    of that column (its zeros become ``-min / range``). X is densified where such
+    columns leave more than :data:`SPARSE_SCALED_DENSITY` of its cells stored, and
+    with ``standard``, whose centring makes every entry non-zero."""
     check_choice("preprocessing", method, SCALINGS)
     if sp.issparse(X):
         return _scale_sparse(X, method)
@@ -58,11 +64,19 @@ def _scale_sparse(X, method: str):
     if method == "none":
         return X.copy()
     low, high = column_extremes(X)
-    constant = low == high
-    if method == "standard" or np.any(low[~constant] != 0):
+    divided = (low == 0) & (high != 0)  # minimum 0: x / max, zeros stay zeros
+    shifted = np.flatnonzero((low != 0) & (low != high))
+    n, d = X.shape
+    stored = column_nonzeros(X)[divided].sum() + n * shifted.size
+    if method == "standard" or (shifted.size and stored > SPARSE_SCALED_DENSITY * n * d):
         return scale_features(X.toarray(), method)
-    # minimum 0: x / max; the maximum is positive for every non-constant column
-    factor = np.where(constant, 0.0, 1.0 / np.where(constant, 1.0, high))
+    factor = np.where(divided, 1.0 / np.where(divided, high, 1.0), 0.0)
     scaled = as_sparse_data(X @ sp.diags_array(factor))
+    if shifted.size:
+        # the shifted columns scaled as dense data are (the same values), put in place
+        block = sp.csc_array(scale_features(X[:, shifted].toarray(), method))
+        place = sp.csr_array((np.ones(shifted.size), (np.arange(shifted.size), shifted)),
+                             shape=(shifted.size, d))
+        scaled = as_sparse_data(scaled + block @ place)
     scaled.eliminate_zeros()
     return scaled
