@@ -81,6 +81,45 @@ def test_sparse_data_that_must_shift_are_densified_and_scaled():
         np.testing.assert_allclose(scaled, expected, atol=1e-12)
 
 
+def test_minmax_shifts_a_sparse_column_whose_minimum_is_not_zero_and_stays_sparse():
+    """A word in every document (minimum above 0) and a column of negative values are
+    shifted as dense data are (scikit-learn's MinMaxScaler), storing their zeros; the
+    other columns keep theirs, constant ones become 0, and X stays sparse."""
+    rng = np.random.default_rng(5)
+    dense = (rng.random((40, 12)) < 0.1) * rng.random((40, 12)) * 10
+    dense[:, 7] += 2.0  # every entry non-zero: its minimum is 2
+    dense[0, 7] = 2.0
+    dense[:, 9] = 0.0
+    dense[1, 9], dense[2, 9] = -0.5, 4.0  # negative: its zeros become 0.5 / 4.5
+    dense[:, 5] = 3.0  # a constant column
+    dense[:, 3] = 0.0  # and an empty one
+    scaled = scale_features(sp.csr_array(dense), "minmax")
+    assert sp.issparse(scaled)
+    expected = MinMaxScaler().fit_transform(dense)
+    expected[:, 5] = 0.0
+    np.testing.assert_allclose(scaled.toarray(), expected, rtol=1e-12, atol=1e-14)
+    stored = np.diff(sp.csc_array(scaled).indptr)
+    np.testing.assert_array_equal(stored, np.count_nonzero(expected, axis=0))
+    assert stored[7] == 40 - np.count_nonzero(dense[:, 7] == 2.0)  # all but its minimum
+    assert stored[9] == 39  # all but its minimum, -0.5
+
+
+@pytest.mark.parametrize("entries, stays_sparse", [(10, True), (11, False)])
+def test_minmax_densifies_sparse_data_whose_shifted_columns_fill_over_a_third(entries,
+                                                                             stays_sparse):
+    """The shifted columns' cells all count as stored: 3 full columns of 10 and 10 more
+    entries are a third of the 300 cells (sparse); one entry more is over a third (dense:
+    CSC would take more than half the memory)."""
+    rng = np.random.default_rng(6)
+    dense = np.zeros((30, 10))
+    dense[:, :3] = 1.0 + rng.random((30, 3))  # minima above 0
+    dense[:entries, 3] = 1.0 + rng.random(entries)  # minimum 0: divided by its maximum
+    scaled = scale_features(sp.csr_array(dense), "minmax")
+    assert sp.issparse(scaled) == stays_sparse
+    np.testing.assert_allclose(scaled.toarray() if stays_sparse else scaled,
+                               MinMaxScaler().fit_transform(dense), rtol=1e-12, atol=1e-14)
+
+
 def test_constant_features_are_found_by_comparison_dense_and_sparse():
     X = np.array([[1.0, 2.0, 0.0, 1e308], [1.0, 3.0, 0.0, -1e308], [1.0, 2.0, 0.0, 1e308]])
     expected = [True, False, True, False]

@@ -97,48 +97,6 @@ def test_scaling_keeps_zeros_at_zero_or_densifies(method, stays_sparse):
                                atol=1e-12)
 
 
-def test_minmax_shifts_a_column_whose_minimum_is_not_zero_and_stays_sparse():
-    """A word in every document (minimum above 0) and a column of negative values are
-    shifted as dense data are (scikit-learn's MinMaxScaler), storing their zeros; the
-    other columns keep theirs, and X stays sparse."""
-    from sklearn.preprocessing import MinMaxScaler
-
-    X = _text_like().tolil()
-    X[:, 7] = 2.0 + X[:, 7].toarray()  # every entry non-zero: its minimum is 2
-    X[0, 7] = 2.0
-    X[1, 9] = -0.5  # a negative value: the zeros of column 9 become 0.5 / range
-    X[:, 5] = 0.0  # a constant column
-    X = X.tocsr()
-    scaled = scale_features(X, "minmax")
-    assert sp.issparse(scaled)
-    reference = MinMaxScaler().fit_transform(X.toarray())
-    np.testing.assert_allclose(scaled.toarray(), reference, rtol=1e-12, atol=1e-14)
-    stored = column_nonzeros(scaled)
-    n = X.shape[0]
-    assert stored[7] == n - np.count_nonzero(X[:, [7]].toarray() == 2.0)  # its minimum is 0
-    assert stored[9] == n - 1  # the minimum, -0.5, became 0
-    np.testing.assert_array_equal(np.delete(stored, [7, 9]),
-                                  np.count_nonzero(np.delete(reference, [7, 9], axis=1), 0))
-
-
-@pytest.mark.parametrize("n_shifted, stays_sparse", [(3, True), (4, False)])
-def test_minmax_densifies_where_shifted_columns_fill_more_than_a_third(n_shifted,
-                                                                      stays_sparse):
-    """The shifted columns' cells all count as stored: 3 full columns of 10 and one entry
-    are less than a third of the cells (sparse), 4 are more (dense: CSC would take more
-    than half the memory)."""
-    from sklearn.preprocessing import MinMaxScaler
-
-    rng = np.random.default_rng(0)
-    X = np.zeros((30, 10))
-    X[:, :n_shifted] = 1.0 + rng.random((30, n_shifted))  # minima above 0, no zeros
-    X[0, n_shifted] = 1.0  # a zero minimum: divided by its maximum, one entry stored
-    scaled = scale_features(sp.csr_array(X), "minmax")
-    assert sp.issparse(scaled) == stays_sparse
-    np.testing.assert_allclose(scaled.toarray() if stays_sparse else scaled,
-                               MinMaxScaler().fit_transform(X), rtol=1e-12, atol=1e-14)
-
-
 def test_a_fit_of_sparse_data_with_a_word_in_every_document_stays_sparse(problems):
     """One column without a zero no longer densifies X: the blocks get it sparse, and
     the fit is the fit of the same data held dense (up to rounding)."""
