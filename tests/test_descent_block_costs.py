@@ -420,13 +420,13 @@ def test_a_fresh_exact_graph_of_data_with_few_non_zeros_is_priced_as_the_sparse_
 
 
 def test_conjugate_gradients_are_priced_over_the_non_zeros_the_solve_passes_over():
-    """``cg_entries``: the non-zeros of dense data at most 10 % non-zero (the solve's CSC
-    copy), else every cell; the W step's price follows the size's density."""
+    """``cg_entries``: the non-zeros of dense data at most a third non-zero (the solve's
+    CSC copy), else every cell; the W step's price follows the size's density."""
     from causefs.model.subproblems import CG_DENSITY, cg_entries
 
     assert cg_entries(50, 1000) == 50
-    assert cg_entries(100, 1000) == 100 and CG_DENSITY == 0.1  # at the limit: the copy
-    assert cg_entries(101, 1000) == 1000
+    assert cg_entries(333, 1000) == 333 and CG_DENSITY == 1 / 3  # within the limit: the copy
+    assert cg_entries(334, 1000) == 1000
     n, d, h = 3000, 20000, 2
 
     def cg_flops(density):
@@ -439,5 +439,6 @@ def test_conjugate_gradients_are_priced_over_the_non_zeros_the_solve_passes_over
     expected = 2.0 * CG_SLOWDOWN * CG_ITERATIONS * 2 * h  # flops per entry passed over
     assert cg_flops(0.01) == pytest.approx(expected * 0.01 * n * d)
     assert cg_flops(0.1) == pytest.approx(expected * 0.1 * n * d)
+    assert cg_flops(0.3) == pytest.approx(expected * 0.3 * n * d)
     assert cg_flops(0.5) == pytest.approx(expected * n * d)
     assert cg_flops(1.0) == pytest.approx(expected * n * d)
