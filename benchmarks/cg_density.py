@@ -103,10 +103,8 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.command == "_child":
         print(json.dumps(child(*args.spec)))
-    elif args.command == "run":
-        run(args)
-    else:
-        report(args)
+        return
+    {"run": run, "report": report}[args.command](args)
 
 
 if __name__ == "__main__":
