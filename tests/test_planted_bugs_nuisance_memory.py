@@ -117,7 +117,7 @@ def test_graph_memory_estimate_bounds_the_measured_peak_of_the_graph_blocks(bloc
     """A graph block's declared ``graph_candidates`` memory, against the peak that
     tracemalloc measures while the block updates its graphs after a fit (n = 2000): at
     least the peak (the guard must not let a fit through that does not fit), at most
-    three times it (measured 1.1-2.2 times over k 3 to 15, h 3 to 10, M 1 to 10 and d
+    three times it (measured 1.2-2.6 times over k 3 to 15, h 3 to 10, M 1 to 10 and d
     12 to 600). The first model, 6 (k + 1 + M k) + 2 h floats a point, was only ever
     checked at M = 10, h = 3: it fell below the peak for M <= 5, h = 10 or wide groups."""
     import gc

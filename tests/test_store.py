@@ -513,7 +513,7 @@ OTHER_VALUES = {
     "method.sample_weights": "simplex", "schedule": "ablation_II", "kernel": "rbf",
     "qp.rtol": 1e-6, "method.max_iter": 2, "method.tol": 0.001, "method.patience": 5,
     "method.structure_iter": 1, "method.stability_subsamples": 2,
-    "method.max_granularity": 5, "method.max_correlation": 0.5, "method.treatment": "mean",
+    "method.max_granularity": 3, "method.max_correlation": 0.5, "method.treatment": "mean",
     "method.cluster_screen": 0.5,
     "method.mmd_normalization": "paper", "method.neighbor_algorithm": "exact",
     "method.balance_form": "gram", "n_clusters": 3, "n_features_to_select": 3,

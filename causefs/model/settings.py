@@ -82,7 +82,7 @@ class Settings:
     patience: int | None = setting(3, NONE, Interval(int, 1))
     structure_iter: int | None = setting(3, NONE, Interval(int, 0))
     preprocessing: str = setting("minmax", Options(SCALINGS))
-    max_granularity: int = setting(3, Interval(int, 1))
+    max_granularity: int = setting(10, Interval(int, 1))
     max_correlation: float | None = setting(None, NONE, Interval(float, 0, 1,
                                                                  closed="neither"))
     cluster_screen: float | None = setting(0.01, NONE, Interval(float, 0, 1,

@@ -22,7 +22,7 @@ class FusedGraphBlock(GraphUpdateBlock):
     reestimates = ("xi",)
 
     def cost(self, size) -> Cost:
-        return graph_cost(size, 1, fresh=False, granular=False)
+        return graph_cost(size, 1, fresh=False)
 
     def step(self, state: State) -> State:
         p = state.problem

@@ -45,7 +45,7 @@ class InitialGranularGraphsBlock(Block):
         self.neighbor_algorithm = check_setting("neighbor_algorithm", neighbor_algorithm)
 
     def cost(self, size) -> Cost:
-        return graph_cost(size, size.n_granularities, fresh=True, granular=True)
+        return graph_cost(size, size.n_granularities, fresh=True)
 
     def step(self, state: State) -> State:
         p = state.problem
@@ -83,7 +83,7 @@ class InitialFusedGraphBlock(Block):
         self.neighbor_algorithm = check_setting("neighbor_algorithm", neighbor_algorithm)
 
     def cost(self, size) -> Cost:
-        return graph_cost(size, 1, fresh=True, granular=False)
+        return graph_cost(size, 1, fresh=True)
 
     def step(self, state: State) -> State:
         p = state.problem
