@@ -206,17 +206,21 @@ def test_the_block_gives_the_monotone_update_the_current_graphs(monkeypatch, upd
 @pytest.mark.parametrize("block", [GranularGraphsBlock(), GranularityBlock()])
 @pytest.mark.parametrize("algorithm", ["exact", "auto", "approximate", "kd_tree"])
 def test_the_graphs_are_priced_as_searches_of_the_embedded_points(block, algorithm):
-    """Eq. S.5's points ``mu_i x_i R_m W`` have h coordinates whatever d: the price of
-    the M graphs does not depend on the number of features, and grows with h."""
+    """Eq. S.5's points ``mu_i x_i R_m W`` have h coordinates whatever d: the time of
+    the M graphs does not depend on the number of features, and grows with h. Their
+    memory holds the groups' slices of X (8 n d bytes dense) on top."""
     def cost(n, d, h, M=3):
         return block.cost(FitSize(n, d, Settings(n_clusters=h, n_neighbors=5,
                                                  max_granularity=M,
                                                  neighbor_algorithm=algorithm)))
 
     for n in (500, 20_000):
-        assert cost(n, 10, 3) == cost(n, 2000, 3)
+        narrow, wide = cost(n, 10, 3), cost(n, 2000, 3)
+        assert (narrow.flops, narrow.ops) == (wide.flops, wide.ops)
+        assert wide.memory["graph_candidates"] - narrow.memory["graph_candidates"] == (
+            8 * n * (2000 - 10))
         wider = cost(n, 10, 6)
-        assert wider.flops + wider.ops > cost(n, 10, 3).flops + cost(n, 10, 3).ops
+        assert wider.flops + wider.ops > narrow.flops + narrow.ops
 
 
 def test_a_grouping_that_is_no_choice_is_refused_with_its_name():

@@ -105,11 +105,21 @@ def test_injected_shift_test_environments_hold_every_test_image_at_their_bias(da
 
 
 @pytest.mark.parametrize("block_name", ["fused_graph", "granular_graphs"])
-def test_graph_memory_estimate_bounds_the_measured_peak_of_the_graph_blocks(block_name):
+@pytest.mark.parametrize("d, options", [
+    (10, {}),  # the defaults
+    (10, {"max_granularity": 1}),
+    (10, {"max_granularity": 10, "n_clusters": 10}),
+    (12, {"n_neighbors": 10}),
+    (400, {"max_granularity": 1}),  # one group's slice of X: every column
+], ids=["defaults", "one-group", "ten-groups-h10", "k10", "wide-one-group"])
+def test_graph_memory_estimate_bounds_the_measured_peak_of_the_graph_blocks(block_name, d,
+                                                                            options):
     """A graph block's declared ``graph_candidates`` memory, against the peak that
-    tracemalloc measures while the block updates its graphs after a fit (n = 3000): at
+    tracemalloc measures while the block updates its graphs after a fit (n = 2000): at
     least the peak (the guard must not let a fit through that does not fit), at most
-    three times it (measured 1.4-1.8 times on n = 2000 and 6000)."""
+    three times it (measured 1.2-2.6 times over k 3 to 15, h 3 to 10, M 1 to 10 and d
+    12 to 600). The first model, 6 (k + 1 + M k) + 2 h floats a point, was only ever
+    checked at M = 10, h = 3: it fell below the peak for M <= 5, h = 10 or wide groups."""
     import gc
     import tracemalloc
 
@@ -118,9 +128,9 @@ def test_graph_memory_estimate_bounds_the_measured_peak_of_the_graph_blocks(bloc
     from causefs.engine import build_parts, fit_size
     from causefs.model.settings import Settings
 
-    n, d = 3000, 10
+    n = 2000
     X = np.random.default_rng(0).random((n, d))
-    settings = dict(n_clusters=3, max_iter=1)
+    settings = {"n_clusters": 3, "max_iter": 1, **options}
     state = run_engine(X, **settings).state
     parts = build_parts(Settings(**settings), 0)
     block = next(b for b in parts.loop if b.name == block_name)

@@ -19,7 +19,7 @@ HNSW_POINT_OPS, HNSW_DIM_OPS = 1600.0, 200.0
 UPDATE_OPS = 60.0
 
 
-def graph_cost(size, count: int, *, fresh: bool) -> Cost:
+def graph_cost(size, count: int, *, fresh: bool, granular: bool = False) -> Cost:
     """``count`` adaptive graphs of a fit of ``size`` (:class:`~causefs.model.fit_size.FitSize`).
 
     Fresh graphs search the data's d dimensions between them (the fused graph all of
@@ -31,7 +31,9 @@ def graph_cost(size, count: int, *, fresh: bool) -> Cost:
     one graph searches; the initial granular graphs measured about as costly); for an
     update a local search warm-started from the graph it replaces, among the candidates
     joined with the supports of its prior graphs (G for S[m]; the M graphs S[m] for G),
-    priced alike whatever their number. Memory: the candidate table.
+    priced alike whatever their number. Memory: the candidate tables, the graphs and
+    embeddings held, and, for ``granular`` graphs (the feature groups' slices of X) or
+    fresh ones (X itself), a copy of the data's columns.
     """
     n, d, h = size.n_samples, size.n_features, size.n_clusters
     k, M = size.n_neighbors, size.n_granularities
@@ -60,7 +62,13 @@ def graph_cost(size, count: int, *, fresh: bool) -> Cost:
         ops = n * math.log2(max(n, 2)) * (HNSW_POINT_OPS * count + HNSW_DIM_OPS * searched)
     else:
         ops = UPDATE_OPS * n * width * (searched + 5.0 * count)
-    memory = 6 * n * (k + 1 + M * k) * _FLOAT + 2 * n * max(h, 1) * _FLOAT
+    # per point, measured by tracemalloc around the updates (n = 2000 to 6000; k 3 to
+    # 15, h 3 to 10, M 1 to 10): about ten arrays of a candidate row (k + 1 nearest, the
+    # prior's and the old graph's k) while a graph is built, every graph built (k
+    # entries), the groups' embeddings (h); the groups' slices of X together hold at
+    # most its d columns whatever the threads (sparse: 12 bytes a stored entry)
+    memory = (n * (10 * (3 * k + 1) + 3 * M * k + max(h, 1) * (17 + M)) * _FLOAT
+              + (n * d * _FLOAT * min(1.0, 1.5 * size.density) if granular or fresh else 0))
     advice = {}
     if size.settings.neighbor_algorithm == "all":
         memory = 5 * n * n * _FLOAT

@@ -64,7 +64,7 @@ class GranularGraphsBlock(GraphUpdateBlock):
     reestimates = ("gamma",)
 
     def cost(self, size) -> Cost:
-        return graph_cost(size, size.n_granularities, fresh=False)
+        return graph_cost(size, size.n_granularities, fresh=False, granular=True)
 
     def step(self, state: State) -> State:
         previous = None

@@ -61,7 +61,7 @@ class GranularityBlock(Block):
 
     def cost(self, size) -> Cost:
         """The rebuilt graphs (counted as all of them; unchanged groups keep theirs)."""
-        return graph_cost(size, size.n_granularities, fresh=False)
+        return graph_cost(size, size.n_granularities, fresh=False, granular=True)
 
     def step(self, state: State) -> State:
         W = state.W
