@@ -142,9 +142,11 @@ def build_part(kind: str, entry, settings: Settings, resources: Mapping,
 
 def resolve_settings(settings: Settings, schedule: Schedule) -> Settings:
     """The fit's settings: the user's, with the schedule's ``setting_defaults`` where the user
-    left the library's default. A value the user set is never replaced: where the
-    schedule's default differs from it, a :class:`SettingsWarning` names both and the
-    user's value is used (docs/guide/selector.md, "Settings and schedules").
+    left the library's default. A value that differs from the library's default is never
+    replaced: where the schedule's default differs from it too, a :class:`SettingsWarning`
+    names both and the user's value is used. A value equal to the library's default cannot
+    be told from one left there, and takes the schedule's (docs/guide/selector.md,
+    "Settings and schedules").
 
     Raises
     ------

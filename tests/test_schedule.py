@@ -214,6 +214,19 @@ def test_a_schedule_default_never_replaces_a_value_the_user_set(blobs):
     assert est.settings_.patience == 5 and est.settings_.structure_iter is None
 
 
+def test_a_value_equal_to_the_library_default_takes_the_schedule_default(blobs):
+    """The documented limit of the rule above (docs/guide/selector.md, "Settings and
+    schedules"): the library's default passed explicitly cannot be told from one left
+    there, so the schedule's replaces it, and no warning is given."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SettingsWarning)
+        est = CauseFS(n_clusters=3, schedule="paper", structure_iter=3, max_iter=2,
+                      random_state=0).fit(blobs[0])
+    assert est.get_params()["structure_iter"] == 3 and est.settings_.structure_iter is None
+
+
 def test_cached_objective_equals_a_fresh_evaluation(blobs):
     """The scheduler reuses terms whose inputs are unchanged; the values must not differ."""
     from causefs.model.objective import objective
