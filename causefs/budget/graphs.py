@@ -32,8 +32,9 @@ def graph_cost(size, count: int, *, fresh: bool, granular: bool = False) -> Cost
     update a local search warm-started from the graph it replaces, among the candidates
     joined with the supports of its prior graphs (G for S[m]; the M graphs S[m] for G),
     priced alike whatever their number. Memory: the candidate tables, the graphs and
-    embeddings held, and, for ``granular`` graphs (the feature groups' slices of X) or
-    fresh ones (X itself), a copy of the data's columns.
+    embeddings held, and, for the updates of ``granular`` graphs, the feature groups'
+    slices of X (measured for the updates only: a fresh graph's search buffers are not
+    counted, docs/PERFORMANCE.md, "Three granular graphs").
     """
     n, d, h = size.n_samples, size.n_features, size.n_clusters
     k, M = size.n_neighbors, size.n_granularities
@@ -68,7 +69,7 @@ def graph_cost(size, count: int, *, fresh: bool, granular: bool = False) -> Cost
     # entries), the groups' embeddings (h); the groups' slices of X together hold at
     # most its d columns whatever the threads (sparse: 12 bytes a stored entry)
     memory = (n * (10 * (3 * k + 1) + 3 * M * k + max(h, 1) * (17 + M)) * _FLOAT
-              + (n * d * _FLOAT * min(1.0, 1.5 * size.density) if granular or fresh else 0))
+              + (n * d * _FLOAT * min(1.0, 1.5 * size.density) if granular else 0))
     advice = {}
     if size.settings.neighbor_algorithm == "all":
         memory = 5 * n * n * _FLOAT
