@@ -240,11 +240,12 @@ def step_peak(block, state) -> int:
     (200, 4000, 2, 3), (200, 4000, 21, 3), (100, 8000, 11, 5)])
 def test_the_nuisance_blocks_memory_bounds_the_measured_peak(block, n, d, levels, h):
     """The declared phase is at least the peak a step allocates (the memory guard must
-    not let through a fit that does not fit) and at most twice it, whether the data's
-    copies, Z's q = levels - 1 columns, the (q, d) coefficients or, for the effect, the
-    clustering of its top * h features (d = 60, h = 10) dominate. Declared as 2 n d and
-    3 n d alone, centring and balancing fell below the peak (0.87-1.00 of it) and the
-    effect at d = 60, h = 10 to half of it."""
+    not let through a fit that does not fit) and at most a quarter above it (the balance
+    weights: 1.6 times, their operator's moments at n = 100-200, where the peak is not
+    3 n d), whether the data's copies, Z's q = levels - 1 columns, the (q, d)
+    coefficients or, for the effect, the clustering of its top * h features (d = 60,
+    h = 10) dominate. Declared as 2 n d and 3 n d alone, centring and balancing fell
+    below the peak (0.87-1.00 of it) and the effect at d = 60, h = 10 to half of it."""
     rng = np.random.default_rng(0)
     labels = np.arange(n) % levels
     X = rng.random((n, d)) + 0.5 * labels[:, None] * (np.arange(d) < d // 4)
@@ -253,7 +254,8 @@ def test_the_nuisance_blocks_memory_bounds_the_measured_peak(block, n, d, levels
     phase = block.name.replace("_weights", "")
     declared = block.cost(size_of(n, d, h, q=levels - 1)).memory[phase]
     peak = step_peak(block, state)
-    assert peak <= declared <= 2 * peak, (peak, declared)
+    slack = 1.6 if block.name == "nuisance_balance_weights" else 1.25
+    assert peak <= declared <= slack * peak, (peak, declared)
 
 
 def test_the_effect_block_prices_its_clustering_on_the_top_features_only():
