@@ -11,6 +11,10 @@ Datasets: the eight of ``$CAUSEFS_DATA/dev`` (read with :func:`causefs.datasets.
 never copied), the paper's four (:func:`causefs.datasets.load_dataset`) and scikit-learn's
 digits. Protocol: features min-max scaled, each method ranks them (seed 0), k-means++ runs
 20 times (seeds 0..19) on the top 10, 20 and 50 features (those below d); ACC and NMI.
+A method whose scores depend on the number it keeps (``Selector.depends_on_count``:
+CAUSE-FS's stopping rule, MCFS's sparsity, VCSDFS's k) is fitted once per number, as a
+user keeping that many would fit it; the others once, scored at every number. A job's
+``fit_seconds`` is its fit at 20 features (the default's count) where it has one.
 ``--resamples R`` repeats every job on R - 1 random subsamples of 80 % of the samples
 (drawn with seeds 1..R-1, the same for every method; resample 0 is the whole dataset):
 a row is then the mean over the resamples and the tables show the spread of those means,
@@ -51,6 +55,7 @@ DEV = ("semeion", "binalpha", "lsvt", "pdspeech", "alzheimer", "scadi", "splice"
 PAPER = ("jaffe", "umist", "coil20", "usps")
 DATASETS = DEV + PAPER + ("digits",)
 RHOS = (10, 20, 50)
+DEFAULT_RHO = 20  # CauseFS's n_features_to_select: the tables' column
 N_RUNS = 20
 RANDOM_DRAWS = 20
 RESAMPLE_FRACTION = 0.8
@@ -79,7 +84,10 @@ def selector(method: str):
 
 
 def job_path(store: Path, dataset: str, method: str, seed: int, resample: int = 0) -> Path:
-    options = selector(method).result_options()
+    chosen = selector(method)
+    options = chosen.result_options()
+    if chosen.depends_on_count:  # fitted per rho since; the jobs fitted once at 50 differ
+        options = {**options, "fitted_per_rho": True}
     digest = hashlib.sha256(canonical(options).encode()).hexdigest()[:12]
     name = method.partition(":")[0]  # the options are in the digest
     part = f"__resample{resample}" if resample else ""  # resample 0 keeps the old names
@@ -105,14 +113,21 @@ def run_job(X, y, method: str, seed: int) -> dict:
     n_clusters = int(np.unique(y).size)
     rhos = [r for r in RHOS if r < X.shape[1]]
     chosen = selector(method)
-    start = time.perf_counter()
-    ranking = chosen.ranking(X, n_clusters=n_clusters, n_features_to_select=max(rhos),
-                               random_state=seed)
-    seconds = time.perf_counter() - start
-    scores = {str(r): kmeans_scores(X if chosen.select_all else X[:, ranking[:r]], y,
+    rankings, seconds = {}, {}
+    for count in rhos if chosen.depends_on_count else [max(rhos)]:
+        start = time.perf_counter()
+        rankings[count] = chosen.ranking(X, n_clusters=n_clusters, n_features_to_select=count,
+                                         random_state=seed)
+        seconds[count] = time.perf_counter() - start
+    fitted = {r: rankings.get(r, rankings[max(rhos)]) for r in rhos}
+    scores = {str(r): kmeans_scores(X if chosen.select_all else X[:, fitted[r][:r]], y,
                                     n_runs=N_RUNS) for r in rhos}
-    return {"method": method, "seed": seed, "fit_seconds": seconds, "scores": scores,
-            "ranking": ranking[:max(rhos)].tolist(), "options": chosen.result_options(),
+    return {"method": method, "seed": seed,
+            "fit_seconds": seconds.get(DEFAULT_RHO, seconds[max(seconds)]),
+            "fit_seconds_by_rho": {str(r): t for r, t in seconds.items()}, "scores": scores,
+            "ranking": rankings[max(rankings)][:max(rhos)].tolist(),
+            "rankings": {str(r): fitted[r][:r].tolist() for r in rhos},
+            "options": chosen.result_options(),
             "source_sha256": source_sha256(), "vcs_revision": vcs_revision()}
 
 

@@ -359,24 +359,28 @@ def objective_spec(parts: Parts) -> list:
     return [part_spec(term) for term in parts.terms]
 
 
-def fit_size(n_samples: int, n_features: int, parts: Parts, density: float = 1.0) -> FitSize:
+def fit_size(n_samples: int, n_features: int, parts: Parts, density: float = 1.0,
+             n_nuisance: int = 0) -> FitSize:
     """The size of a fit as the parts' cost declarations see it (``density``: the share
-    of the data's cells that are non-zero)."""
+    of the data's cells that are non-zero; ``n_nuisance``: the coded columns of Z)."""
     balance = parts.objective.term("balance")
     return FitSize(n_samples, n_features, parts.settings,
-                   balance=balance is not None and balance.active, density=density)
+                   balance=balance is not None and balance.active, density=density,
+                   n_nuisance=n_nuisance)
 
 
 def estimate(n_samples: int, n_features: int, settings: Settings,
-             parts: Parts | None = None, density: float = 1.0) -> FitEstimate:
+             parts: Parts | None = None, density: float = 1.0,
+             n_nuisance: int = 0) -> FitEstimate:
     """Time and memory of a fit of ``settings`` on n x d data (non-constant features) of
-    which the share ``density`` of the cells is non-zero, summed over its parts
+    which the share ``density`` of the cells is non-zero, with ``n_nuisance`` coded
+    columns of known nuisance variables, summed over its parts
     (:func:`causefs.budget.estimate_fit`; ``parts`` are :func:`build_parts`'s of
     ``settings``, built here when not given)."""
     parts = parts if parts is not None else build_parts(settings)
     iterations = expected_iterations(parts.settings.max_iter, bool(parts.stopping))
-    return estimate_fit(fit_size(n_samples, n_features, parts, density), parts.init,
-                        parts.loop, parts.kernel, parts.qp, iterations,
+    return estimate_fit(fit_size(n_samples, n_features, parts, density, n_nuisance),
+                        parts.init, parts.loop, parts.kernel, parts.qp, iterations,
                         parts.settings.structure_iter)
 
 

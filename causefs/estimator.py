@@ -432,7 +432,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
             X_active = X_active.toarray()
         # the share of non-zero cells of the data the fit sees (scaled, sparse or not)
         self._estimate(X.shape[0], active.size, parts,
-                       column_nonzeros(X_active).sum() / (X.shape[0] * active.size))
+                       column_nonzeros(X_active).sum() / (X.shape[0] * active.size),
+                       0 if Z is None else Z.shape[1])
         # a long block is logged as it runs
         with _progress(settings.max_iter, settings.verbose) as callback, fit_threads(), \
                 Heartbeat(logger):
@@ -469,10 +470,11 @@ class CauseFS(SelectorMixin, BaseEstimator):
                           "schedule='auto' adjusts for them", NuisanceUnusedWarning,
                           stacklevel=3)
 
-    def _estimate(self, n, d, parts, density) -> None:
+    def _estimate(self, n, d, parts, density, n_nuisance) -> None:
         """Refuse a fit over the memory budget; announce a long one (``density``: the
-        share of the active features' cells that are non-zero)."""
-        expected = estimate(n, d, parts.settings, parts, density)
+        share of the active features' cells that are non-zero; ``n_nuisance``: the coded
+        columns of Z)."""
+        expected = estimate(n, d, parts.settings, parts, density, n_nuisance)
         check_memory(expected.memory, parts.settings.memory_limit)
         self.memory_estimate_ = expected.memory.peak
         self.time_estimate_ = expected.seconds

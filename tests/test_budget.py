@@ -177,13 +177,39 @@ def test_the_fit_is_priced_at_the_non_zero_share_of_its_active_features(monkeypa
     seen = []
     real = estimator_module.estimate
 
-    def spy(n, d, settings, parts=None, density=1.0):
-        seen.append((n, d, density))
-        return real(n, d, settings, parts, density)
+    def spy(n, d, settings, parts=None, density=1.0, n_nuisance=0):
+        seen.append((n, d, density, n_nuisance))
+        return real(n, d, settings, parts, density, n_nuisance)
 
     monkeypatch.setattr(estimator_module, "estimate", spy)
     selector = CauseFS(n_clusters=2, n_features_to_select=3, max_iter=1, random_state=0)
     with pytest.warns(ConvergenceWarning):  # one iteration: the stopping rules not met
         selector.fit(sp.csr_array(X) if sparse else X)
-    assert seen == [(60, 29, pytest.approx(expected, rel=1e-12))]
+    assert seen == [(60, 29, pytest.approx(expected, rel=1e-12), 0)]
     assert 0.1 < expected < 0.3
+
+
+def test_the_fit_is_priced_with_the_coded_columns_of_its_nuisance_variables(monkeypatch):
+    """The nuisance blocks' memory grows with Z's q coded columns: a batch of 5 levels is
+    4 indicator columns (centred), and a fit passes q to its estimate."""
+    import causefs.estimator as estimator_module
+    from causefs.engine import build_parts, estimate
+
+    seen = []
+    real = estimator_module.estimate
+
+    def spy(n, d, settings, parts=None, density=1.0, n_nuisance=0):
+        seen.append(n_nuisance)
+        return real(n, d, settings, parts, density, n_nuisance)
+
+    monkeypatch.setattr(estimator_module, "estimate", spy)
+    X = np.random.default_rng(0).random((60, 8))
+    with pytest.warns(ConvergenceWarning):
+        CauseFS(n_clusters=2, n_features_to_select=3, max_iter=1,
+                random_state=0).fit(X, nuisance=np.arange(60) % 5)
+    assert seen == [4]
+    settings = CauseFS(n_clusters=2, schedule="nuisance_adjusted").settings()
+    parts = build_parts(settings, nuisance=True)
+    phases = [estimate(3000, 40, settings, parts, n_nuisance=q).memory.phases
+              for q in (0, 20)]
+    assert phases[1]["nuisance_effect"] > phases[0]["nuisance_effect"]

@@ -241,25 +241,28 @@ def test_each_backend_reaches_the_exact_minimum(name, seed, n, total):
     assert result.converged
 
 
-def ill_conditioned_qp(n, seed=15):
-    """Eigenvalues from 1e-4 to 1 (a random basis), a minimizer inside the simplex."""
+def ill_conditioned_qp(n, seed=15, scale=1.0):
+    """Eigenvalues from 1e-4 to 1 (a random basis), times ``scale``; a minimizer inside
+    the simplex."""
     rng = np.random.default_rng(seed)
     Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
-    H = Q @ np.diag(np.geomspace(1e-4, 1.0, n)) @ Q.T
+    H = scale * (Q @ np.diag(np.geomspace(1e-4, 1.0, n)) @ Q.T)
     minimizer = rng.dirichlet(np.full(n, 5.0))
-    q = -H @ minimizer + 0.1  # the gradient at the minimizer: 0.1 on every weight
+    q = -H @ minimizer + 0.1 * scale  # the gradient at the minimizer: equal weights
     qp = SimplexQP(diag=np.zeros(n), linear=q, total=1.0, balance=Balance(H),
                    balance_weight=1.0)
     return qp, H, q, minimizer
 
 
 @pytest.mark.parametrize("name", ["projected_gradient", "gradient_projection_cg"])
-def test_an_ill_conditioned_problem_is_solved_within_the_default_iterations(name):
+@pytest.mark.parametrize("scale", [1.0, 1e-8, 1e8])
+def test_an_ill_conditioned_problem_is_solved_within_the_default_iterations(name, scale):
     """Eigenvalues from 1e-4 to 1 with an interior minimizer: FISTA's accelerated rate
     (about sqrt(1e4) iterations per digit) and GPCG's CG on the face (a few products per
     eigenvalue it resolves) reach the minimum where a plain gradient method (about 1e4
-    iterations per digit) would not."""
-    qp, H, q, minimizer = ill_conditioned_qp(8)
+    iterations per digit) would not. Several outer iterations, at any scale: the
+    stopping tests are relative to the objective's."""
+    qp, H, q, minimizer = ill_conditioned_qp(8, scale=scale)
     result = BACKENDS[name]().solve(qp, np.full(8, 1.0 / 8))
     optimum = value(H, q, minimizer)
     assert result.converged

@@ -66,6 +66,29 @@ def test_selector_contract(name, messy):
         assert scores[12:].max() < scores[:12].min()
 
 
+@pytest.mark.parametrize("name", [n for n in available_selectors()
+                                  if not make_selector(n).depends_on_count])
+def test_a_selector_declared_count_free_scores_alike_at_any_count(name, messy):
+    # a benchmark scores such a method's one fit at every rho: it must not need refitting
+    selector = make_selector(name)
+    kwargs = dict(n_clusters=3, random_state=7)
+    np.testing.assert_array_equal(selector.score(messy, n_features_to_select=2, **kwargs),
+                                  selector.score(messy, n_features_to_select=9, **kwargs))
+
+
+@pytest.mark.parametrize("name", ["mcfs", "vcsdfs", "causefs"])
+def test_the_count_moves_the_scores_of_the_methods_declared_to_depend_on_it(name):
+    # CAUSE-FS: its stopping rule watches the top 2 (6 iterations) or the top 5 (8)
+    from sklearn.datasets import load_digits
+
+    X = load_digits().data[:300] / 16.0
+    selector = make_selector(name)
+    assert selector.depends_on_count
+    kwargs = dict(n_clusters=10, random_state=0)
+    assert not np.array_equal(selector.score(X, n_features_to_select=2, **kwargs),
+                              selector.score(X, n_features_to_select=5, **kwargs))
+
+
 @pytest.mark.parametrize("name", BASELINES)
 def test_method_config_lists_every_option_with_its_default(name):
     from causefs.app.configs import config_nodes

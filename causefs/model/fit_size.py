@@ -16,7 +16,8 @@ class FitSize:
     ``balance`` says whether the objective has a balance term (beta != 0 once the
     schedule's ``params`` are applied); ``density`` is the share of the data's cells that
     are non-zero (1 for dense data), which prices the searches and products that pass
-    over the non-zeros only.
+    over the non-zeros only; ``n_nuisance`` is the number q of coded columns of the known
+    nuisance variables Z (0 without them), which the nuisance blocks' memory grows with.
     """
 
     n_samples: int
@@ -24,6 +25,7 @@ class FitSize:
     settings: Settings
     balance: bool = True
     density: float = 1.0
+    n_nuisance: int = 0
 
     @property
     def n_clusters(self) -> int:

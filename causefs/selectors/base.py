@@ -46,6 +46,13 @@ class Selector(Part, ABC):
     adjusts_for_nuisance : bool
         Whether :meth:`score` uses the nuisance variables it is given (the baselines
         ignore them; :meth:`uses_nuisance` decides per instance).
+    depends_on_count : bool
+        Whether the scores depend on ``n_features_to_select`` (MCFS's sparsity, CAUSE-FS's
+        stopping rule, VCSDFS's k). A benchmark that scores several numbers of features
+        then fits such a method once per number, as a user keeping that many would. True
+        unless a method declares otherwise, so a plugin is never scored at a number it
+        was not fitted for; a method that declares False is tested to give the same
+        scores at any number.
     """
 
     name: ClassVar[str]
@@ -53,6 +60,7 @@ class Selector(Part, ABC):
     select_all: ClassVar[bool] = False
     result_neutral: ClassVar[tuple] = ()
     adjusts_for_nuisance: ClassVar[bool] = False
+    depends_on_count: ClassVar[bool] = True
 
     @abstractmethod
     def score(self, X: np.ndarray, *, n_clusters: int, n_features_to_select: int,

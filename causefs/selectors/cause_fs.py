@@ -222,6 +222,7 @@ class AllFeatures(Selector):
     name = "all_features"
     display_name = "AllFea"
     select_all = True
+    depends_on_count = False
 
     def score(self, X, *, n_clusters, n_features_to_select, random_state=0, nuisance=None):
         return np.zeros(X.shape[1])

@@ -286,6 +286,7 @@ class CNAFS(Selector):
 
     name = "cnafs"
     display_name = "CNAFS"
+    depends_on_count = False
 
     def __init__(self, alpha=1.0, beta=1.0, gamma=1.0, lam=1.0, epsilon=1e-6,
                  n_components=None, max_iter=100, tol=1e-4):

@@ -120,6 +120,7 @@ class FSDK(Selector):
 
     name = "fsdk"
     display_name = "FSDK"
+    depends_on_count = False
 
     def __init__(self, gamma=100.0, p=1.0, max_iter=30, assignment_iter=20, tol=1e-3):
         self.gamma = check_value("gamma", gamma, Interval(float, 0, closed="neither"))

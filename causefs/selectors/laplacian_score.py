@@ -78,6 +78,7 @@ class LaplacianScore(NeighborGraphSelector):
 
     name = "laplacian_score"
     display_name = "LapScore"
+    depends_on_count = False
 
     def __init__(self, n_neighbors=5, weight="heat", t=None):
         self.n_neighbors, self.weight, self.t = check_graph_options(n_neighbors, weight, t)

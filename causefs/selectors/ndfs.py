@@ -99,6 +99,7 @@ class NDFS(NeighborGraphSelector):
 
     name = "ndfs"
     display_name = "NDFS"
+    depends_on_count = False
 
     def __init__(self, n_neighbors=5, alpha=1.0, beta=1.0, gamma=1e8, max_iter=100, tol=1e-4):
         self.n_neighbors = check_value("n_neighbors", n_neighbors, Interval(int, 1))

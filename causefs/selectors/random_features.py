@@ -22,6 +22,7 @@ class RandomFeatures(Selector):
 
     name = "random_features"
     display_name = "Random"
+    depends_on_count = False
 
     def score(self, X, *, n_clusters, n_features_to_select, random_state=0, nuisance=None):
         constant = constant_features(X)

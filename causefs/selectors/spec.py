@@ -71,6 +71,7 @@ class SPEC(NeighborGraphSelector):
 
     name = "spec"
     display_name = "SPEC"
+    depends_on_count = False
 
     def __init__(self, style=0, n_neighbors=5, weight="heat", t=None):
         self.style = check_style(style)

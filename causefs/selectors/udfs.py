@@ -113,6 +113,7 @@ class UDFS(NeighborGraphSelector):
 
     name = "udfs"
     display_name = "UDFS"
+    depends_on_count = False
 
     def __init__(self, n_neighbors=5, gamma=0.1, lam=1000.0, max_iter=30, tol=1e-4):
         self.n_neighbors = check_value("n_neighbors", n_neighbors, Interval(int, 1))

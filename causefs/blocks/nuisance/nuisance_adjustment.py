@@ -37,8 +37,12 @@ class NuisanceCenteringBlock(Block):
     writes = ("Theta",)
 
     def cost(self, size) -> Cost:
-        n, d = size.n_samples, size.n_features
-        return Cost(flops=8.0 * n * d, memory={"nuisance_centering": 2 * n * d * 8})
+        n, d, q = size.n_samples, size.n_features, size.n_nuisance
+        # the residuals of X and their product with the design (2 n d), Z's residuals
+        # and its SVD (n (q + 1) measured), the (q, d) coefficients (tracemalloc's peak
+        # over n, d and q: tests/test_nuisance_blocks.py)
+        return Cost(flops=8.0 * n * d,
+                    memory={"nuisance_centering": (2 * n * d + n * (q + 4) + d * (q + 1)) * 8})
 
     def step(self, state: State) -> State:
         p = state.problem
@@ -93,8 +97,15 @@ class NuisanceEffectBlock(Block):
     def cost(self, size) -> Cost:
         n, d, h = size.n_samples, size.n_features, size.n_clusters
         m = min(d, self.top * h)
+        q = size.n_nuisance
+        # the larger of its two phases: the regression on the clusters and Z (as the
+        # centring's, with the (n, h) design) and the clustering of the m top features
+        # (their copy, its shifted copy and the starts' centres: 6 n m, measured)
+        regression = 2 * n * d + n * (2 * q + 2 * h + 8)
+        clustering = n * (6 * m + q + 3 * h)
         return Cost(flops=4.0 * n * d * (h + 4) + self.n_init * 30 * 4.0 * n * m * (h + 4),
-                    memory={"nuisance_effect": 3 * n * d * 8})
+                    memory={"nuisance_effect": (max(regression, clustering)
+                                                + 2 * d * (q + 1)) * 8})
 
     def step(self, state: State) -> State:
         p = state.problem

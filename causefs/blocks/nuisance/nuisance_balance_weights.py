@@ -51,8 +51,12 @@ class NuisanceBalanceWeightsBlock(Block):
 
     def cost(self, size) -> Cost:
         """About 100 products with the (n, q, d) balance operator of Z."""
-        n, d = size.n_samples, size.n_features
-        return Cost(flops=100 * 4.0 * n * d * 4, memory={"nuisance_balance": 3 * n * d * 8})
+        n, d, q = size.n_samples, size.n_features, size.n_nuisance
+        # the operator's (n, d) moments and products (3 n d), its (n, q) parts and the
+        # solver's vectors (n (2 q + 7) measured), its (q, d) moments
+        return Cost(flops=100 * 4.0 * n * d * 4,
+                    memory={"nuisance_balance": (3 * n * d + n * (2 * q + 12)
+                                                 + 2 * d * (q + 1)) * 8})
 
     def weights(self, state: State) -> np.ndarray:
         """Mean-one weights balancing Z over every treatment, (n,)."""
