@@ -134,6 +134,7 @@ def test_the_confounder_pruning_memory_bounds_the_measured_peak(correlation, n, 
     from test_descent_block_costs import size_of, step_peak
 
     block = ConfoundersBlock(correlation=correlation, max_treatments=max_treatments)
+    assert block.cost(size_of(n, d)).resident == d * d  # the K kept from before it
     declared = block.cost(size_of(n, d)).memory["confounders"]
     peak = step_peak(block, cause_fs_state(n, d))
     assert peak <= declared <= 2 * peak, (peak, declared)
