@@ -118,3 +118,59 @@ def test_the_confounder_options_are_checked_by_name():
             construct("part", ConfoundersBlock, options)
     block = ConfoundersBlock()
     assert (block.irrelevant_tol, block.correlation) == (1e-3, "cosine")
+
+
+# -- what the confounder blocks declare a step costs, against what it allocates ----------
+
+@pytest.mark.parametrize("correlation", ["cosine", "pearson"])
+@pytest.mark.parametrize(("n", "d", "max_treatments"), [
+    (300, 400, None), (200, 1500, None), (2000, 100, None), (200, 1500, 50),
+    (100, 3000, "auto"), (1000, 600, 100)])
+def test_the_confounder_pruning_memory_bounds_the_measured_peak(correlation, n, d,
+                                                                max_treatments):
+    """Its phase (the new (d, d) K, the (d, |T|) similarities of the kept treatments T,
+    with Pearson the data's centred copies) is at least the peak a step allocates and at
+    most twice it; it declared none before (40 MiB measured at d = 1500)."""
+    from test_descent_block_costs import size_of, step_peak
+
+    block = ConfoundersBlock(correlation=correlation, max_treatments=max_treatments)
+    assert block.cost(size_of(n, d)).resident == d * d  # the K kept from before it
+    declared = block.cost(size_of(n, d)).memory["confounders"]
+    peak = step_peak(block, cause_fs_state(n, d))
+    assert peak <= declared <= 2 * peak, (peak, declared)
+
+
+@pytest.mark.parametrize(("n", "d", "max_treatments"), [
+    (300, 400, None), (100, 3000, "auto"), (2000, 100, None), (1000, 600, 100)])
+def test_the_initial_confounders_are_built_without_a_d_by_d_temporary(n, d, max_treatments):
+    """K (d, d) bools, kept for the fit, and the step's temporaries: declared at least the
+    peak and at most twice it. Built as ``~eye(d) & kept`` the peak was 3 d^2 bytes."""
+    from test_descent_block_costs import size_of, step_peak
+
+    block = InitialConfoundersBlock(max_treatments=max_treatments)
+    cost = block.cost(size_of(n, d))
+    assert cost.resident == d * d
+    peak = step_peak(block, cause_fs_state(n, d))
+    declared = cost.resident + cost.memory["initial_confounders"]
+    assert peak <= declared <= 2 * peak, (peak, declared)
+
+
+def test_a_schedule_without_confounder_sets_neither_builds_nor_prices_them():
+    """The default without Z (CAUSE-FS-I) has no term or block that reads K: its fit
+    makes none (``confounders_`` empty) and its estimate holds no (d, d) K, which at
+    d = 20,000 would be 400 MB a copy; the paper's loop keeps two."""
+    from causefs import CauseFS
+    from causefs.engine import build_parts, estimate
+
+    X = np.random.default_rng(0).random((40, 12))
+    fit = CauseFS(n_clusters=2, n_features_to_select=3, random_state=0).fit(X)
+    assert fit.schedule_ == "ablation_I" and fit.confounders_.nnz == 0
+    full = CauseFS(n_clusters=2, n_features_to_select=3, schedule="full",
+                   random_state=0).fit(X)
+    assert full.confounders_.nnz > 0
+    n, d = 100, 20_000
+    peaks = {}
+    for schedule in ("ablation_I", "full"):
+        settings = CauseFS(n_clusters=3, schedule=schedule).settings()
+        peaks[schedule] = estimate(n, d, settings, build_parts(settings)).memory
+    assert peaks["full"].resident - peaks["ablation_I"].resident >= 2 * d * d

@@ -166,9 +166,12 @@ def test_the_paper_schedule_and_paper_exact_settings_fit(blobs):
     for iteration in range(1, paper.n_iter_ + 1):
         blocks = {r["block"] for r in paper.trace_ if r["iteration"] == iteration}
         assert {"granularity", "confounders"} <= blocks
-    exact = CauseFS(n_clusters=3, max_treatments=None, neighbor_algorithm="exact",
-                    random_state=0).fit(blobs[0])
-    default = CauseFS(n_clusters=3, random_state=0).fit(blobs[0])
-    assert exact.converged_
-    # on small data the defaults are the paper-exact settings: the same fit
-    np.testing.assert_array_equal(exact.ranking_, default.ranking_)
+    # on small data the defaults are the paper-exact settings: the same fit, for the
+    # default schedule (exact neighbours; it has no confounder sets to bound) and for the
+    # paper's loop (every treatment balanced too)
+    for schedule, exact_settings in (("auto", {}), ("full", {"max_treatments": None})):
+        exact = CauseFS(n_clusters=3, schedule=schedule, neighbor_algorithm="exact",
+                        random_state=0, **exact_settings).fit(blobs[0])
+        default = CauseFS(n_clusters=3, schedule=schedule, random_state=0).fit(blobs[0])
+        assert exact.converged_
+        np.testing.assert_array_equal(exact.ranking_, default.ranking_)

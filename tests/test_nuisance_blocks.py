@@ -217,21 +217,6 @@ def test_the_nuisance_blocks_price_work_linear_in_the_data(block):
     assert block.cost(size_of(1000, 40, q=5)).memory[phase] > base.memory[phase]
 
 
-def step_peak(block, state) -> int:
-    """Bytes a step allocates at its peak (after a first step: caches warm)."""
-    import gc
-    import tracemalloc
-
-    block.step(state)
-    gc.collect()
-    tracemalloc.start()
-    try:
-        block.step(state)
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 # one start of the effect's clustering: the starts run in turn, so its peak is the same
 @pytest.mark.parametrize("block", [NuisanceCenteringBlock(), NuisanceEffectBlock(n_init=1),
                                    balance_block()], ids=lambda b: b.name)
@@ -251,6 +236,8 @@ def test_the_nuisance_blocks_memory_bounds_the_measured_peak(block, n, d, levels
     X = rng.random((n, d)) + 0.5 * labels[:, None] * (np.arange(d) < d // 4)
     state = State(problem_of(X, labels, h)).replace(W=rng.standard_normal((d, h)))
     assert state.problem.Z.shape[1] == levels - 1
+    from test_descent_block_costs import step_peak
+
     phase = block.name.replace("_weights", "")
     declared = block.cost(size_of(n, d, h, q=levels - 1)).memory[phase]
     peak = step_peak(block, state)

@@ -28,7 +28,8 @@ class FitEstimate:
 
 
 def state_bytes(size: FitSize) -> int:
-    """What a fit keeps throughout: the data and its copies, the variables, the graphs."""
+    """What a fit keeps throughout: the data and its copies, the variables, the graphs
+    (the confounder sets K, (d, d) bools, are declared by the blocks that make them)."""
     n, d, h = size.n_samples, size.n_features, size.n_clusters
     k, M = size.n_neighbors, size.n_granularities
     resident = LIBRARY_BYTES
@@ -36,8 +37,7 @@ def state_bytes(size: FitSize) -> int:
     resident += 5 * n * d * _FLOAT
     resident += 4 * d * h * _FLOAT + 3 * n * h * _FLOAT  # W, D, F and their successors
     resident += 2 * (M + 1) * n * k * (_FLOAT + 8)  # S[m], G (values, indices) x 2 states
-    resident += 2 * d * d  # K, bool, current and previous
-    return resident
+    return resident  # K, where a schedule has confounder sets: their blocks' resident
 
 
 def expected_iterations(max_iter: int, stops_early: bool) -> int:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.parts import Cost
 from ...core.state import State
 from ...core.validation import Interval, check_choice, check_value
 from ...model.settings import DEFAULTS, check_setting
-from ...model.treatments import bounded_treatments
+from ...model.treatments import bounded_treatments, treatment_cap
 from ...numerics.correlation import pearson_similarity
 from ..base import Block
 
@@ -55,6 +56,18 @@ class ConfoundersBlock(Block):
                                           Interval(float, 0, 1))
         self.correlation = check_choice("correlation", correlation, CORRELATIONS)
         self.max_treatments = check_setting("max_treatments", max_treatments)
+
+    def cost(self, size) -> Cost:
+        """The new K beside the one the loop keeps from before (each (d, d) bools), and
+        the (d, |T|) similarities, candidates and ratios of the kept treatments T (about
+        20 bytes a pair measured; 26 declared), with ``pearson`` the data's centred and
+        scaled copies and the treatments' columns (n (2 d + |T|) floats)."""
+        n, d = size.n_samples, size.n_features
+        treatments = treatment_cap(self.max_treatments, n, d, d)
+        phase = float(d) ** 2 + 26.0 * d * treatments
+        if self.correlation == "pearson":
+            phase += 8.0 * n * (2 * d + treatments)
+        return Cost(resident=float(d) ** 2, memory={"confounders": phase})
 
     def step(self, state: State) -> State:
         W, X = state.W, state.X_adjusted
