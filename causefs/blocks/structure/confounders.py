@@ -59,9 +59,9 @@ class ConfoundersBlock(Block):
 
     def cost(self, size) -> Cost:
         """The new K beside the one the loop keeps from before (each (d, d) bools), and
-        the (d, |T|) similarities, candidates and ratios of the kept treatments T (about
+        the (d, t) similarities, candidates and ratios of the t kept treatments (about
         20 bytes a pair measured; 26 declared), with ``pearson`` the data's centred and
-        scaled copies and the treatments' columns (n (2 d + |T|) floats)."""
+        scaled copies and the treatments' columns (n (2 d + t) floats)."""
         n, d = size.n_samples, size.n_features
         treatments = treatment_cap(self.max_treatments, n, d, d)
         phase = float(d) ** 2 + 26.0 * d * treatments
