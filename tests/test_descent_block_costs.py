@@ -59,16 +59,22 @@ def cause_fs_state(n, d, h=3, k=5, M=1, beta=1e-2, seed=0):
                  gamma=tuple(rng.random(n) for _ in range(M)))
 
 
-def step_peak(part, state) -> int:
-    """Bytes a step allocates at its peak (after a first step: caches and imports warm)."""
-    part.step(state)
+def traced_peak(call) -> int:
+    """Bytes ``call()`` allocates at its peak (after a first call: caches and imports
+    warm)."""
+    call()
     gc.collect()
     tracemalloc.start()
     try:
-        part.step(state)
+        call()
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+
+
+def step_peak(part, state) -> int:
+    """Bytes a step allocates at its peak."""
+    return traced_peak(lambda: part.step(state))
 
 
 @pytest.mark.parametrize(("n", "h", "k"), [(3000, 2, 2), (3000, 2, 10), (3000, 16, 2),

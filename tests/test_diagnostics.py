@@ -183,18 +183,12 @@ def test_without_confounder_sets_the_balance_and_imbalance_are_zero():
 def test_without_confounder_sets_no_d_by_d_array_is_made():
     """A state without K (the default schedules build none) is diagnosed without making
     a (d, d) K of False: d = 3000 would be 9 MB; what is allocated stays near the data."""
-    import tracemalloc
+    from test_descent_block_costs import traced_peak
 
     problem, _ = weights_problem(n=8, d=3000)
     state = State(problem, mu=np.full(8, 1 / 8))
-    weight_diagnostics(state)
-    tracemalloc.start()
-    try:
-        diag = weight_diagnostics(state)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    np.testing.assert_array_equal(diag.imbalance_uniform, np.zeros(3000))
+    peak = traced_peak(lambda: weight_diagnostics(state))
+    np.testing.assert_array_equal(weight_diagnostics(state).imbalance_uniform, np.zeros(3000))
     assert peak < 3000 * 3000 / 10, peak
 
 
