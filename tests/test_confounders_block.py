@@ -131,11 +131,14 @@ def test_the_confounder_pruning_memory_bounds_the_measured_peak(correlation, n, 
     """Its phase (the new (d, d) K, the (d, |T|) similarities of the kept treatments T,
     with Pearson the data's centred copies) is at least the peak a step allocates and at
     most twice it; it declared none before (40 MiB measured at d = 1500)."""
-    from test_descent_block_costs import size_of, step_peak
+    from causefs.model.fit_size import FitSize
+    from causefs.model.settings import Settings
+    from test_descent_block_costs import step_peak
 
     block = ConfoundersBlock(correlation=correlation, max_treatments=max_treatments)
-    assert block.cost(size_of(n, d)).resident == d * d  # the K kept from before it
-    declared = block.cost(size_of(n, d)).memory["confounders"]
+    size = FitSize(n, d, Settings(n_clusters=3, max_treatments=max_treatments))
+    assert block.cost(size).resident == d * d  # the K kept from before it
+    declared = block.cost(size).memory["confounders"]
     peak = step_peak(block, cause_fs_state(n, d))
     assert peak <= declared <= 2 * peak, (peak, declared)
 

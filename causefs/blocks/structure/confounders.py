@@ -8,7 +8,7 @@ from ...core.parts import Cost
 from ...core.state import State
 from ...core.validation import Interval, check_choice, check_value
 from ...model.settings import DEFAULTS, check_setting
-from ...model.treatments import bounded_treatments, treatment_cap
+from ...model.treatments import bounded_treatments
 from ...numerics.correlation import pearson_similarity
 from ..base import Block
 
@@ -62,8 +62,7 @@ class ConfoundersBlock(Block):
         the (d, t) similarities, candidates and ratios of the t kept treatments (about
         20 bytes a pair measured; 26 declared), with ``pearson`` the data's centred and
         scaled copies and the treatments' columns (n (2 d + t) floats)."""
-        n, d = size.n_samples, size.n_features
-        treatments = treatment_cap(self.max_treatments, n, d, d)
+        n, d, treatments = size.n_samples, size.n_features, size.n_treatments
         phase = float(d) ** 2 + 26.0 * d * treatments
         if self.correlation == "pearson":
             phase += 8.0 * n * (2 * d + treatments)
