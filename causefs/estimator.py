@@ -155,7 +155,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Stop when the objective's relative change between iterations is below tol.
     patience : int or None, default=3
         Also stop when the ``n_features_to_select`` best features have been the same
-        after ``patience`` consecutive iterations (None: the objective's change only).
+        after ``patience`` consecutive iterations (None: the objective's change only);
+        from 100 features selected on, 1 % of them may change over those iterations
+        (:class:`~causefs.model.stopping.SelectionStable`).
     structure_iter : int or None, default=3
         The structural blocks (regrouping the features, re-selecting the confounders)
         run in the first ``structure_iter`` iterations, or until a stopping rule is first

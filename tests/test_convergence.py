@@ -52,6 +52,60 @@ def test_selection_stable_counts_iterations_with_the_same_top_k():
         [False, False, True, True]
 
 
+def _scores_selecting(selected, d):
+    """Scores whose top-``len(selected)`` features are ``selected``."""
+    scores = np.zeros(d)
+    scores[list(selected)] = 1.0 + np.arange(len(selected))
+    return scores
+
+
+def test_selection_stable_lets_a_large_selection_change_by_its_share():
+    # 100 features selected of 300, changed_share 0.01: one may differ from the run's
+    # first selection; counted by hand below
+    rule = SelectionStable(n_selected=100, patience=3)
+    assert rule.allowed == 1
+    first = set(range(100))
+    one_swap = first - {0} | {200}          # 1 change from `first`
+    other_swap = first - {1} | {201}        # 1 change from `first`, 2 from `one_swap`
+    two_swaps = first - {0, 1} | {200, 201}  # 2 changes from `first`
+    met = [rule.met([], _state_with_scores(_scores_selecting(s, 300)))
+           for s in (first, one_swap, other_swap, two_swaps, two_swaps, two_swaps)]
+    # other_swap is 1 change from the run's first selection (not from one_swap): the
+    # run reaches 3; two_swaps starts a new run, which reaches 3 two iterations later
+    assert met == [False, False, True, False, False, True]
+    assert rule.reason == "at most 1 of the top-100 features changed over 3 iterations"
+
+
+def test_selection_stable_is_exact_below_one_over_the_share():
+    for n_selected, share in [(99, 0.01), (20, 0.01), (20, 0.0), (200, 0.0)]:
+        rule = SelectionStable(n_selected=n_selected, patience=2, changed_share=share)
+        assert rule.allowed == 0
+        first = set(range(n_selected))
+        swapped = first - {0} | {n_selected + 5}
+        assert not rule.met([], _state_with_scores(_scores_selecting(first, 400)))
+        assert not rule.met([], _state_with_scores(_scores_selecting(swapped, 400)))
+        assert rule.met([], _state_with_scores(_scores_selecting(swapped, 400)))
+    rule = SelectionStable(n_selected=250, patience=2, changed_share=0.02)
+    assert rule.allowed == 5  # floor(0.02 * 250)
+    first = set(range(250))
+    assert not rule.met([], _state_with_scores(_scores_selecting(first, 400)))
+    assert rule.met([], _state_with_scores(_scores_selecting(
+        first - set(range(5)) | set(range(300, 305)), 400)))
+    assert not rule.met([], _state_with_scores(_scores_selecting(
+        first - set(range(6)) | set(range(300, 306)), 400)))
+
+
+def test_selection_stable_checks_its_share():
+    from causefs.core.validation import InvalidParameterError
+
+    for share in (-0.1, 1.0, 2):
+        with pytest.raises(InvalidParameterError,
+                           match=rf"^changed_share={share}: must be a real number >= 0 "
+                                 r"and < 1"):
+            SelectionStable(n_selected=10, changed_share=share)
+    assert SelectionStable().changed_share == 0.01 and SelectionStable().allowed == 0
+
+
 class _Counting(Block):
     """A structural block that counts its steps and changes nothing."""
 
@@ -175,3 +229,4 @@ def test_the_paper_schedule_and_paper_exact_settings_fit(blobs):
         default = CauseFS(n_clusters=3, schedule=schedule, random_state=0).fit(blobs[0])
         assert exact.converged_
         np.testing.assert_array_equal(exact.ranking_, default.ranking_)
+
