@@ -504,6 +504,12 @@ def load_file(path: str | os.PathLike, label_column: int | str | None = None,
         X, y = _orient(X, y, source)
         _check_values(X, y, source, key)
         names = _feature_names(contents, X.shape[1], source)
+        taken = {key: "the features", **{k: "the labels" for k in label_keys[:1]},
+                 FEATURE_NAMES_KEY: "the feature names"}
+        if isinstance(nuisance, str) and nuisance in taken:
+            raise DatasetError(f"{source}: array {nuisance!r} holds {taken[nuisance]}; the "
+                               "nuisance variables are another array of the file (the "
+                               "batch, site or camera of each sample)")
         Z = None if nuisance is None else _archive_nuisance(contents, nuisance, source)
         if Z is not None and suffix == ".mat":
             Z = _labels_where_whole(Z)
