@@ -23,6 +23,7 @@ an interrupted run resumes. ``report`` prints the counts by area, side by side.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -552,24 +553,36 @@ def store_dir_is_a_file(env):
     return judge_cli_error(_store_job(env, blocker), "store.dir")
 
 
+def run_together(env, runs, timeout):
+    """The ``causefs`` command with each of ``runs`` (argument lists) in a process of its
+    own, started together: ``(processes, [(stdout, stderr), ...])``, or None after
+    killing them all when one is still running at ``timeout``."""
+    procs = [subprocess.Popen([PYTHON, "-m", "causefs.app.cli", *args], cwd=env.scratch,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=env.env(), start_new_session=True) for args in runs]
+    outs = []
+    for proc in procs:
+        try:
+            outs.append(proc.communicate(timeout=timeout))
+        except subprocess.TimeoutExpired:
+            for other in procs:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(other.pid, signal.SIGKILL)
+            return None
+    return procs, outs
+
+
 @case("store", "two_sweeps_at_once")
 def two_sweeps_at_once(env):
     """Two sweeps of the same 3 jobs started together: each job computed once."""
     store = env.scratch / "store-concurrent"
     sweep = ["-m", "dataset.seed=0,1,2", *SMALL, "method.max_iter=3", "store.enabled=true",
              f"store.dir={store}"]
-    procs = [subprocess.Popen([PYTHON, "-m", "causefs.app.cli", *sweep,
-                               f"hydra.sweep.dir={env.scratch / f'sweep{i}'}"],
-                              cwd=env.scratch, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env.env(),
-                              start_new_session=True) for i in range(2)]
-    outs = []
-    for proc in procs:
-        try:
-            outs.append(proc.communicate(timeout=600))
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            return "hang", "a sweep timed out"
+    ran = run_together(env, [[*sweep, f"hydra.sweep.dir={env.scratch / f'sweep{i}'}"]
+                             for i in range(2)], timeout=600)
+    if ran is None:
+        return "hang", "a sweep timed out"
+    procs, outs = ran
     if any(p.returncode != 0 for p in procs):
         return "poor", f"a sweep failed: {[_error_lines(e)[-1:] for _, e in outs]}"
     computed = sum(o.count("result written to") for o, _ in outs)
@@ -1559,21 +1572,13 @@ def two_runs_of_one_job_at_once(env):
     """The same single job started twice together: computed once, stored once, both runs
     exit 0, no claim left."""
     store = env.scratch / "store-two-runs"
-    args = [PYTHON, "-m", "causefs.app.cli", *SMALL, "method.max_iter=20", "method.tol=0",
-            "dataset.n_samples=1500", "dataset.n_features=40", "store.enabled=true",
-            f"store.dir={store}"]
-    procs = [subprocess.Popen([*args, f"hydra.run.dir={env.scratch / f'two-{i}'}"],
-                              cwd=env.scratch, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=env.env(), start_new_session=True)
-             for i in range(2)]
-    outs = []
-    for proc in procs:
-        try:
-            outs.append(proc.communicate(timeout=400))
-        except subprocess.TimeoutExpired:
-            for other in procs:
-                os.killpg(other.pid, signal.SIGKILL)
-            return "hang", "a run timed out"
+    args = [*SMALL, "method.max_iter=20", "method.tol=0", "dataset.n_samples=1500",
+            "dataset.n_features=40", "store.enabled=true", f"store.dir={store}"]
+    ran = run_together(env, [[*args, f"hydra.run.dir={env.scratch / f'two-{i}'}"]
+                             for i in range(2)], timeout=400)
+    if ran is None:
+        return "hang", "a run timed out"
+    procs, outs = ran
     computed = sum("result written to" in o for o, _ in outs)
     entries = len(list(store.glob("*.json")))
     left = [p.name for p in store.glob("*.claim")]
@@ -2173,6 +2178,25 @@ def _wait_for_claim(store, proc, seconds=120) -> bool:
     return bool(list(store.glob("*.claim"))) and proc.poll() is None
 
 
+def _claimed_or_killed(store, proc) -> bool:
+    """Whether the job of ``proc`` took its claim; if it did not, ``proc`` is killed."""
+    if _wait_for_claim(store, proc):
+        return True
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    return False
+
+
+def _finished(proc, timeout):
+    """``proc``'s ``(stdout, stderr)``, or None after killing it at ``timeout``."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return None
+
+
 @case("store", "interrupted_run_leaves_no_claim")
 def interrupted_run_leaves_no_claim(env):
     """Ctrl-C (SIGINT) during the fit: the run stops, leaves no claim file and no
@@ -2184,17 +2208,11 @@ def interrupted_run_leaves_no_claim(env):
     proc = subprocess.Popen([*args, f"hydra.run.dir={env.scratch / 'sigint-1'}"],
                             cwd=env.scratch, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env.env(), start_new_session=True)
-    if not _wait_for_claim(store, proc):
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+    if not _claimed_or_killed(store, proc):
         return "error", "the job ended before its claim was seen"
     time.sleep(0.3)
     os.killpg(proc.pid, signal.SIGINT)
-    try:
-        out, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+    if _finished(proc, 60) is None:
         return "hang", "Ctrl-C did not stop the run within 60 s"
     if list(store.glob("*.json")):
         return "error", "the job finished before the interrupt: the case proves nothing"
@@ -2215,17 +2233,13 @@ def store_folder_removed_during_the_fit(env):
     result is)."""
     store = env.scratch / "store-removed"
     proc = _long_job(env, store, env.scratch / "removed-run")
-    if not _wait_for_claim(store, proc):
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+    if not _claimed_or_killed(store, proc):
         return "error", "the job ended before its claim was seen"
     shutil.rmtree(store)
-    try:
-        out, err = proc.communicate(timeout=400)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+    finished = _finished(proc, 400)
+    if finished is None:
         return "hang", "timed out"
+    _, err = finished
     entries = list(store.glob("*.json")) if store.is_dir() else []
     if proc.returncode == 0 and entries:
         return "good", f"stored again in the made-again folder: {entries[0].name}"
@@ -2240,20 +2254,13 @@ def two_different_jobs_at_once(env):
     """Two different jobs started together on a new store: both computed and stored,
     no claim left."""
     store = env.scratch / "store-two-jobs"
-    procs = [subprocess.Popen([PYTHON, "-m", "causefs.app.cli", *SMALL, *SHORT,
-                               f"random_state={i}", "store.enabled=true", f"store.dir={store}",
-                               f"hydra.run.dir={env.scratch / f'two-jobs-{i}'}"],
-                              cwd=env.scratch, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=env.env(), start_new_session=True)
-             for i in range(2)]
-    outs = []
-    for proc in procs:
-        try:
-            outs.append(proc.communicate(timeout=240))
-        except subprocess.TimeoutExpired:
-            for other in procs:
-                os.killpg(other.pid, signal.SIGKILL)
-            return "hang", "a run timed out"
+    ran = run_together(env, [[*SMALL, *SHORT, f"random_state={i}", "store.enabled=true",
+                               f"store.dir={store}",
+                               f"hydra.run.dir={env.scratch / f'two-jobs-{i}'}"]
+                              for i in range(2)], timeout=240)
+    if ran is None:
+        return "hang", "a run timed out"
+    procs, outs = ran
     entries = len(list(store.glob("*.json")))
     left = [p.name for p in store.glob("*.claim")]
     if all(p.returncode == 0 for p in procs) and entries == 2 and not left:

@@ -174,3 +174,12 @@ def test_a_covariate_of_zeros_is_constant_without_a_division_by_zero():
             coded = code_nuisance(Z, 6)
     centred = np.arange(6.0) - 2.5
     np.testing.assert_allclose(coded[:, 0], centred / np.sqrt(np.mean(centred**2)))
+
+
+def test_an_iterator_is_named_as_such():
+    refused((level for level in [0, 1, 0, 1]), 4,
+            "nuisance is an iterator (generator), read once and of no length: pass a list "
+            "or an array of one row per sample")
+    refused(iter([0, 1, 0, 1]), 4,
+            "nuisance is an iterator (list_iterator), read once and of no length: pass a "
+            "list or an array of one row per sample")

@@ -149,8 +149,11 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path):
                        else np.lib.format.read_array_header_2_0)
         shape, _, dtype = read_header(member)
     if dtype.hasobject:
-        raise DatasetError(f"{path} holds object (pickled) arrays, which are never loaded: "
-                           "store numeric arrays only")
+        # np.savez of a scipy.sparse matrix stores it so, as a 0-d object array
+        sparse = " (a scipy.sparse matrix saved with np.savez? save X.toarray(), or fit it " \
+                 "from Python, where CauseFS().fit takes sparse X)" if shape == () else ""
+        raise DatasetError(f"{path}: array {info.filename[:-4]!r} is an object (pickled) "
+                           f"array, which is never loaded{sparse}: store numeric arrays only")
     size = math.prod(shape) * dtype.itemsize
     if size > info.file_size:
         raise DatasetError(f"{path}: array {info.filename[:-4]!r} declares shape {shape} "

@@ -41,6 +41,9 @@ def _columns(Z) -> list:
     """The columns of Z as 1-D arrays (a DataFrame's keep their own dtypes)."""
     if sp.issparse(Z):
         raise ValueError("nuisance: a sparse matrix is not supported; pass a dense array")
+    if hasattr(Z, "__next__"):  # np.asarray makes one object of an iterator
+        raise ValueError(f"nuisance is an iterator ({type(Z).__name__}), read once and of "
+                         "no length: pass a list or an array of one row per sample")
     if np.ma.isMaskedArray(Z):  # np.asarray would drop the mask and keep hidden values
         masked = np.argwhere(np.ma.getmaskarray(Z))
         if masked.size:
