@@ -98,7 +98,7 @@ def test_same_seed_same_selection(blobs):
 @pytest.mark.parametrize("X, match", [
     (np.array([[0.0, np.nan], [1.0, 2.0], [3.0, 4.0]] * 4), "NaN"),
     (np.array([[0.0, np.inf], [1.0, 2.0], [3.0, 4.0]] * 4), "infinity"),
-    (np.arange(12.0), "2D array"),
+    (np.arange(12.0), r"X has shape \(12,\): CAUSE-FS needs 2-D data"),
     (np.empty((0, 3)), "0 sample"),
     (np.empty((10, 0)), "0 feature"),
 ])
