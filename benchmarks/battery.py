@@ -23,6 +23,7 @@ an interrupted run resumes. ``report`` prints the counts by area, side by side.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -144,7 +145,7 @@ def judge_py_error(result, expect, kinds=("InvalidParameterError",)) -> tuple[st
     raised = re.search(r"^RAISED (\w+) \| (.*)$", out, re.M)
     if not raised:
         if code != 0:
-            return "poor", f"crashed: {_error_lines(err)[-1:]}"
+            return "poor", f"crashed (exit {code}): {_error_lines(err)[-1:]}"
         return "bad", f"accepted: {out.strip()[-200:]}"
     mro = re.search(r"^MRO (.*)$", out, re.M).group(1).split()
     lines = int(re.search(r"^LINES (\d+)$", out, re.M).group(1))
@@ -552,24 +553,36 @@ def store_dir_is_a_file(env):
     return judge_cli_error(_store_job(env, blocker), "store.dir")
 
 
+def run_together(env, runs, timeout):
+    """The ``causefs`` command with each of ``runs`` (argument lists) in a process of its
+    own, started together: ``(processes, [(stdout, stderr), ...])``, or None after
+    killing them all when one is still running at ``timeout``."""
+    procs = [subprocess.Popen([PYTHON, "-m", "causefs.app.cli", *args], cwd=env.scratch,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=env.env(), start_new_session=True) for args in runs]
+    outs = []
+    for proc in procs:
+        try:
+            outs.append(proc.communicate(timeout=timeout))
+        except subprocess.TimeoutExpired:
+            for other in procs:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(other.pid, signal.SIGKILL)
+            return None
+    return procs, outs
+
+
 @case("store", "two_sweeps_at_once")
 def two_sweeps_at_once(env):
     """Two sweeps of the same 3 jobs started together: each job computed once."""
     store = env.scratch / "store-concurrent"
     sweep = ["-m", "dataset.seed=0,1,2", *SMALL, "method.max_iter=3", "store.enabled=true",
              f"store.dir={store}"]
-    procs = [subprocess.Popen([PYTHON, "-m", "causefs.app.cli", *sweep,
-                               f"hydra.sweep.dir={env.scratch / f'sweep{i}'}"],
-                              cwd=env.scratch, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env.env(),
-                              start_new_session=True) for i in range(2)]
-    outs = []
-    for proc in procs:
-        try:
-            outs.append(proc.communicate(timeout=600))
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            return "hang", "a sweep timed out"
+    ran = run_together(env, [[*sweep, f"hydra.sweep.dir={env.scratch / f'sweep{i}'}"]
+                             for i in range(2)], timeout=600)
+    if ran is None:
+        return "hang", "a sweep timed out"
+    procs, outs = ran
     if any(p.returncode != 0 for p in procs):
         return "poor", f"a sweep failed: {[_error_lines(e)[-1:] for _, e in outs]}"
     computed = sum(o.count("result written to") for o, _ in outs)
@@ -1559,21 +1572,13 @@ def two_runs_of_one_job_at_once(env):
     """The same single job started twice together: computed once, stored once, both runs
     exit 0, no claim left."""
     store = env.scratch / "store-two-runs"
-    args = [PYTHON, "-m", "causefs.app.cli", *SMALL, "method.max_iter=20", "method.tol=0",
-            "dataset.n_samples=1500", "dataset.n_features=40", "store.enabled=true",
-            f"store.dir={store}"]
-    procs = [subprocess.Popen([*args, f"hydra.run.dir={env.scratch / f'two-{i}'}"],
-                              cwd=env.scratch, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=env.env(), start_new_session=True)
-             for i in range(2)]
-    outs = []
-    for proc in procs:
-        try:
-            outs.append(proc.communicate(timeout=400))
-        except subprocess.TimeoutExpired:
-            for other in procs:
-                os.killpg(other.pid, signal.SIGKILL)
-            return "hang", "a run timed out"
+    args = [*SMALL, "method.max_iter=20", "method.tol=0", "dataset.n_samples=1500",
+            "dataset.n_features=40", "store.enabled=true", f"store.dir={store}"]
+    ran = run_together(env, [[*args, f"hydra.run.dir={env.scratch / f'two-{i}'}"]
+                             for i in range(2)], timeout=400)
+    if ran is None:
+        return "hang", "a run timed out"
+    procs, outs = ran
     computed = sum("result written to" in o for o, _ in outs)
     entries = len(list(store.glob("*.json")))
     left = [p.name for p in store.glob("*.claim")]
@@ -1583,6 +1588,926 @@ def two_runs_of_one_job_at_once(env):
     return ("bad" if computed > 1 else "poor"), \
         f"exits {[p.returncode for p in procs]}, {computed} computations, {entries} " \
         f"entries, claims left {left}: {[_error_lines(e)[-1:] for _, e in outs]}"
+
+
+# -- 11. more nuisance, sparse and claims cases: what a careful new user or ops person hits
+
+#: the estimator's small fit, as keyword arguments
+SMALL_FIT = "dict(n_clusters=2, n_features_to_select=3, max_iter=2, random_state=0)"
+
+
+def py_returns(area, name, prelude, expression, expected, what, timeout=180):
+    """A call that must work and return ``expected`` (its repr)."""
+    @case(area, name)
+    def run(env):
+        code = PY_PRELUDE + f"K = {SMALL_FIT}\n" + prelude + f"report(lambda: {expression})"
+        return judge_py_returns(env.py(code, timeout=timeout), expected, what)
+
+
+def py_refuses(area, name, prelude, expression, expect, kinds=("ValueError", "TypeError"),
+               timeout=180):
+    """A call that must be refused in one line naming ``expect``."""
+    py_error(area, name, f"K = {SMALL_FIT}\n" + prelude + f"report(lambda: {expression})",
+             expect, kinds=kinds, timeout=timeout)
+
+
+# ---- nuisance variables from Python
+
+@case("nuisance", "z_series_index_not_aligned_with_x")
+def z_series_index_not_aligned_with_x(env):
+    """X a DataFrame indexed by sample names, Z a Series with the same names in another
+    order (as after a merge or a sort): Z is aligned on X's index (the fit equals the one
+    given Z in X's order), or refused / warned about naming the index. Taking its values
+    in their own order silently adjusts every sample for another sample's batch."""
+    code = PY_PRELUDE + Z_PRELUDE + """
+import pandas as pd
+K = dict(n_clusters=2, n_features_to_select=3, max_iter=2, random_state=0)
+frame = pd.DataFrame(X + np.r_[np.zeros(20), np.ones(20)][:, None] * X[:, :1],
+                     index=[f"s{i}" for i in range(40)])
+labels = pd.Series(np.arange(40) // 10, index=frame.index)
+shuffled = labels.iloc[np.random.default_rng(3).permutation(40)]
+aligned = CauseFS(**K).fit(frame, nuisance=labels).nuisance_share_
+report(lambda: bool(np.allclose(CauseFS(**K).fit(frame, nuisance=shuffled).nuisance_share_,
+                                aligned)))
+"""
+    code_, out, err, s = env.py(code)
+    if code_ is None:
+        return "hang", "timed out"
+    if re.search(r"^RETURNED True$", out, re.M):
+        return "good", "Z aligned on X's index"
+    warned = re.findall(r"^WARNED (\w+) \| (.*)$", out, re.M)
+    if any("index" in message for _, message in warned):
+        return "good", f"warned: {[m for _, m in warned if 'index' in m][0][:200]}"
+    raised = re.search(r"^RAISED (\w+) \| (.*)$", out, re.M)
+    if raised:
+        return (("good" if "index" in raised.group(2) else "poor"),
+                f"{raised.group(1)}: {raised.group(2)[:200]}")
+    return "bad", "Z taken by position against X's index, silently: " + out.strip()[-150:]
+
+
+z_warning("z_bool_with_one_true", "np.arange(40) == 7", "hold one sample", "NuisanceWarning")
+py_returns("nuisance", "z_list_of_strings_works", Z_PRELUDE, "fit(['site_a', 'site_b'] * 20)",
+           "3", "a plain list of text levels fits")
+py_refuses("nuisance", "z_masked_array_with_a_masked_value", Z_PRELUDE,
+           "fit(np.ma.masked_array(np.arange(40) % 2, mask=np.arange(40) == 3))", "nuisance")
+py_refuses("nuisance", "z_nan_in_the_last_of_three_columns", Z_PRELUDE,
+           "fit(np.c_[np.arange(40) % 2, rng.normal(size=40), "
+           "np.where(np.arange(40) == 9, np.nan, rng.normal(size=40))])", ["column 2", "NaN"])
+py_refuses("nuisance", "z_a_generator", Z_PRELUDE, "fit(i % 2 for i in range(40))", "nuisance")
+py_returns("nuisance", "z_fit_transform_as_fit_then_transform", Z_PRELUDE,
+           "bool(np.array_equal(CauseFS(**K).fit_transform(X, nuisance=np.arange(40) % 2), "
+           "CauseFS(**K).fit(X, nuisance=np.arange(40) % 2).transform(X)))", "True",
+           "fit_transform(X, nuisance=Z) is fit(X, nuisance=Z).transform(X)")
+py_refuses("nuisance", "z_given_to_transform", Z_PRELUDE,
+           "CauseFS(**K).fit(X, nuisance=np.arange(40) % 2).transform(X, "
+           "nuisance=np.arange(40) % 2)", "nuisance")
+py_returns("nuisance", "z_pipeline_step_parameter", Z_PRELUDE + """
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import MinMaxScaler
+""", "Pipeline([('scale', MinMaxScaler()), ('fs', CauseFS(**K))]).fit(X, fs__nuisance="
+     "np.arange(40) % 2)[-1].schedule_", "'nuisance_adjusted'",
+     "Pipeline.fit(X, fs__nuisance=Z) reaches the fit (routing off)")
+py_returns("nuisance", "z_pipeline_metadata_routing", Z_PRELUDE + """
+import sklearn
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import MinMaxScaler
+sklearn.set_config(enable_metadata_routing=True)
+""", "Pipeline([('scale', MinMaxScaler()), ('fs', CauseFS(**K).set_fit_request(nuisance=True))]"
+     ").fit(X, nuisance=np.arange(40) % 2)[-1].schedule_", "'nuisance_adjusted'",
+     "routed to the fit with set_fit_request(nuisance=True)")
+py_refuses("nuisance", "z_pipeline_routing_not_requested", Z_PRELUDE + """
+import sklearn
+from sklearn.pipeline import Pipeline
+sklearn.set_config(enable_metadata_routing=True)
+""", "Pipeline([('fs', CauseFS(**K))]).fit(X, nuisance=np.arange(40) % 2)", "nuisance",
+           kinds=("ValueError", "TypeError"))
+py_returns("nuisance", "z_gridsearchcv_routing_splits_z", Z_PRELUDE + """
+import sklearn
+from sklearn.cluster import KMeans
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+sklearn.set_config(enable_metadata_routing=True)
+pipe = Pipeline([('fs', CauseFS(**K).set_fit_request(nuisance=True)),
+                 ('km', KMeans(2, n_init=1, random_state=0))])
+""", "sorted(GridSearchCV(pipe, {'fs__alpha': [0.1, 1.0]}, cv=2).fit(X, "
+     "nuisance=np.arange(40) % 2).best_params_)", "['fs__alpha']",
+     "GridSearchCV splits Z with X for every fold (a Z of 40 rows on 20 would fail)")
+py_returns("nuisance", "z_gridsearchcv_step_parameter", Z_PRELUDE + """
+from sklearn.cluster import KMeans
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+pipe = Pipeline([('fs', CauseFS(**K)), ('km', KMeans(2, n_init=1, random_state=0))])
+""", "sorted(GridSearchCV(pipe, {'fs__alpha': [0.1, 1.0]}, cv=2).fit(X, "
+     "fs__nuisance=list(np.arange(40) % 2)).best_params_)", "['fs__alpha']",
+     "GridSearchCV.fit(X, fs__nuisance=Z) splits a list Z for every fold (routing off)")
+
+
+@case("nuisance", "z_label_free_search")
+def z_label_free_search(env):
+    """LabelFreeSearch (the project's own tuner) given Z: it fits every setting with Z,
+    or refuses it in one line naming nuisance; never tunes without it in silence."""
+    code = PY_PRELUDE + Z_PRELUDE + f"""
+from causefs import LabelFreeSearch
+K = {SMALL_FIT}
+search = LabelFreeSearch(CauseFS(**K), {{'alpha': [0.1, 1.0]}})
+report(lambda: search.fit(X, nuisance=np.arange(40) % 2).best_estimator_.schedule_)
+"""
+    result = env.py(code)
+    if re.search(r"^RETURNED 'nuisance_adjusted'$", result[1], re.M):
+        return "good", "every setting fitted with Z"
+    if "RETURNED" in result[1]:
+        return "bad", "Z not used: " + result[1].strip()[-150:]
+    return judge_py_error(result, "nuisance", ("TypeError", "ValueError"))
+
+
+py_returns("nuisance", "z_causefs_scores_in_selectkbest", Z_PRELUDE + """
+from functools import partial
+from sklearn.feature_selection import SelectKBest
+from causefs import causefs_scores
+""", "int(SelectKBest(partial(causefs_scores, nuisance=np.arange(40) % 2, n_clusters=2, "
+     "max_iter=2, random_state=0), k=3).fit(X).get_support().sum())", "3",
+     "causefs_scores bound with nuisance= works in SelectKBest")
+py_returns("nuisance", "z_series_of_text_with_stability_subsamples", Z_PRELUDE
+           + "import pandas as pd\n",
+           "CauseFS(**K, stability_subsamples=4).fit(X, nuisance=pd.Series(['a', 'b', 'c', "
+           "'d'] * 10, index=np.arange(100, 140))).selection_frequency_.shape", "(8,)",
+           "the subsamples take the rows of a Series with its own index")
+py_returns("nuisance", "z_categorical_with_an_unused_category", Z_PRELUDE
+           + "import pandas as pd\n",
+           "fit(pd.Categorical(['a', 'b'] * 20, categories=['a', 'b', 'never']))", "3",
+           "a category no sample has is no level")
+py_returns("nuisance", "z_float16_covariate", Z_PRELUDE,
+           "fit(np.random.default_rng(1).normal(size=40).astype(np.float16))", "3",
+           "a float16 covariate fits")
+
+
+# ---- nuisance variables from files on the command line
+
+
+def cli_works(area, name, write, args, check, timeout=180):
+    """A command that must work: exit 0 and ``check(result, out)`` true (``result`` the
+    run's result.json) ; ``check`` returns (ok, what)."""
+    @case(area, name)
+    def run(env):
+        folder = env.scratch / name
+        folder.mkdir(exist_ok=True)
+        write(folder)
+        run_dir = folder / "run"
+        code, out, err, _ = env.cli(*args(folder), "n_clusters=2", "n_features_to_select=2",
+                                    "evaluation.n_runs=1", *SHORT, run_dir=run_dir,
+                                    timeout=timeout)
+        if code is None:
+            return "hang", "timed out"
+        if code != 0:
+            return "poor", f"exit {code}: {_error_lines(err)[-1:]}"
+        result = json.loads((run_dir / "result.json").read_text())
+        ok, what = check(result, out + err)
+        return ("good" if ok else "bad"), what[:250]
+    return run
+
+
+def _csv(header, rows):
+    def write(folder):
+        (folder / "data.csv").write_text((header + "\n" if header else "") +
+                                         "\n".join(rows) + "\n")
+    return write
+
+
+_ROWS5 = [(f"{i % 3},{i % 5},{i % 7},{(i * 7) % 11}", f"b{i % 2}") for i in range(30)]
+cli_works("nuisance", "csv_nuisance_first_column",
+          _csv("batch,a,b,c,d", [f"{z},{x}" for x, z in _ROWS5]),
+          _csv_args("dataset.nuisance=0"),
+          lambda r, out: (r["dataset"]["feature_names"] == ["a", "b", "c", "d"]
+                          and r["nuisance_given"],
+                          f"features {r['dataset']['feature_names']}, nuisance given "
+                          f"{r['nuisance_given']}"))
+cli_works("nuisance", "csv_nuisance_last_column_no_label_warning",
+          _csv("a,b,c,d,batch", [f"{x},{i % 3}" for i, (x, _) in enumerate(_ROWS5)]),
+          _csv_args("dataset.nuisance=-1"),
+          lambda r, out: (r["dataset"]["n_features"] == 4 and r["nuisance_given"]
+                          and "looks like labels" not in out and "as labels do" not in out,
+                          f"{r['dataset']['n_features']} features, nuisance given "
+                          f"{r['nuisance_given']}; label warning "
+                          f"{'given' if 'as labels do' in out else 'not given'}"))
+cli_works("nuisance", "csv_headerless_text_nuisance_keeps_every_row",
+          _csv(None, [f"{x},{z}" for x, z in _ROWS5]), _csv_args("dataset.nuisance=-1"),
+          lambda r, out: (r["dataset"]["n_samples"] == 30 and r["dataset"]["n_features"] == 4
+                          and r["nuisance_given"],
+                          f"{r['dataset']['n_samples']} samples x "
+                          f"{r['dataset']['n_features']} features of 30 x 4 (a first row "
+                          f"of text in Z's column is data, not a header)"))
+z_file_case("csv_nuisance_name_without_header", _csv(None, [f"{x},{z}" for x, z in _ROWS5]),
+            _csv_args("dataset.nuisance=batch"), ["batch", "header"])
+z_file_case("csv_nuisance_takes_every_column", _csv("a,b,c,d,batch",
+                                                    [f"{x},{z}" for x, z in _ROWS5]),
+            _csv_args("dataset.nuisance=[a,b,c,d,batch]"), ["data.csv", "feature"])
+z_file_case("csv_nuisance_header_name_twice", _csv("a,batch,c,d,batch",
+                                                   [f"{x},{z}" for x, z in _ROWS5]),
+            _csv_args("dataset.nuisance=batch"), ["batch", "[2, 5]"])  # 1-based, as 'column 5'
+
+
+@case("nuisance", "csv_nuisance_same_column_named_twice")
+def csv_nuisance_same_column_named_twice(env):
+    """dataset.nuisance=[batch,4]: one column named twice (by name and number). Good:
+    refused naming it, or used once (the run works)."""
+    folder = env.scratch / "named-twice"
+    folder.mkdir()
+    _csv("a,b,c,d,batch", [f"{x},{z}" for x, z in _ROWS5])(folder)
+    code, out, err, _ = env.cli("dataset=file", f"dataset.path={folder / 'data.csv'}",
+                                "dataset.nuisance=[batch,4]", "n_clusters=2",
+                                "n_features_to_select=2", "evaluation.n_runs=1", *SHORT)
+    if code is None:
+        return "hang", "timed out"
+    if code == 0:
+        return "good", "works (the column used once)"
+    return judge_cli_error((code, out, err, 0), "batch")
+
+
+def _npz(**members):
+    """An .npz of 30 samples x 6 features, 3 classes, and ``members`` (functions of
+    numpy)."""
+    def write(folder):
+        import numpy as np
+
+        rng = np.random.default_rng(0)
+        np.savez(folder / "data.npz", X=rng.random((30, 6)), y=np.arange(30) % 3,
+                 **{k: make(np) for k, make in members.items()})
+    return write
+
+
+# the file and the array named, as npz_nuisance_key_missing's judge asks
+z_file_case("npz_nuisance_is_the_features", _npz(), _npz_args("dataset.nuisance=X"),
+            ["data.npz", "'X'", "features"])
+z_file_case("npz_nuisance_is_the_labels", _npz(), _npz_args("dataset.nuisance=y"),
+            ["data.npz", "'y'", "labels"])
+z_file_case("npz_nuisance_is_feature_names",
+            _npz(feature_names=lambda np: np.array([f"f{i}" for i in range(6)])),
+            _npz_args("dataset.nuisance=feature_names"), ["feature_names"])
+
+
+@case("nuisance", "npz_nuisance_pickled_object_array")
+def npz_nuisance_pickled_object_array(env):
+    """A Z saved as an object array (pickled): refused naming the file and the array,
+    never unpickled."""
+    import numpy as np
+
+    folder = env.scratch / "npz-pickled-z"
+    folder.mkdir()
+    marker = folder / "unpickled"
+    rng = np.random.default_rng(0)
+    z = np.empty(30, dtype=object)
+    z[:] = [f"b{i % 2}" for i in range(30)]
+    np.savez(folder / "data.npz", X=rng.random((30, 6)), Z=z)
+    result = env.cli("dataset=file", f"dataset.path={folder / 'data.npz'}",
+                     "dataset.nuisance=Z", "n_clusters=2", "n_features_to_select=2",
+                     "evaluation.n_runs=1", *SHORT)
+    if marker.exists():
+        return "bad", "unpickled"
+    return judge_cli_error(result, ["data.npz", "pickled"])
+
+
+cli_works("nuisance", "npz_nuisance_booleans_work", _npz(Z=lambda np: np.arange(30) % 3 == 0),
+          _npz_args("dataset.nuisance=Z"),
+          lambda r, out: (r["nuisance_given"], f"nuisance given {r['nuisance_given']}"))
+cli_works("nuisance", "npz_nuisance_row_vector_works", _npz(Z=lambda np: (np.arange(30) % 2)
+                                                           [None, :]),
+          _npz_args("dataset.nuisance=Z"),
+          lambda r, out: (r["nuisance_given"], f"a (1, 30) Z: given {r['nuisance_given']}"))
+
+
+def _mat_with_z(folder):
+    import numpy as np
+    import scipy.io
+
+    rng = np.random.default_rng(0)
+    scipy.io.savemat(folder / "data.mat", {"X": rng.random((30, 6)),
+                                           "gnd": (np.arange(30) % 3 + 1.0)[:, None],
+                                           "site": (np.arange(30) % 2 + 1.0)[:, None]})
+
+
+cli_works("nuisance", "mat_nuisance_column_vector_works", _mat_with_z,
+          lambda f: ["dataset=file", f"dataset.path={f / 'data.mat'}", "dataset.nuisance=site"],
+          lambda r, out: (r["nuisance_given"], f"a MATLAB (30, 1) site: given "
+                                               f"{r['nuisance_given']}"))
+
+
+@case("nuisance", "store_key_follows_nuisance_values")
+def store_key_follows_nuisance_values(env):
+    """Two files of the same X and Z's name but other Z values, in one store: two jobs
+    (a stored result answers only the Z it was computed with)."""
+    import numpy as np
+
+    folder = env.scratch / "z-key"
+    folder.mkdir()
+    store = folder / "store"
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 6))
+    runs = []
+    for i, z in enumerate([np.arange(30) % 2, np.arange(30) // 15]):
+        np.savez(folder / f"d{i}.npz", X=X, y=np.arange(30) % 3, Z=z)
+        runs.append(env.cli("dataset=file", f"dataset.path={folder / f'd{i}.npz'}",
+                            "dataset.nuisance=Z", "n_clusters=2", "n_features_to_select=2",
+                            "evaluation.n_runs=1", *SHORT, "store.enabled=true",
+                            f"store.dir={store}"))
+    if any(r[0] is None for r in runs):
+        return "hang", "timed out"
+    if any(r[0] != 0 for r in runs):
+        return "poor", f"exits {[r[0] for r in runs]}: {_error_lines(runs[-1][2])[-1:]}"
+    if "already in" in runs[1][1]:
+        return "bad", "the second Z was answered with the first Z's stored result"
+    return "good", f"{len(list(store.glob('*.json')))} entries"
+
+
+# ---- sparse input
+
+_SPARSE_SAME = """
+same = lambda A, B, **kw: bool(np.array_equal(CauseFS(**{**K, **kw}).fit(A).support_,
+                                              CauseFS(**{**K, **kw}).fit(B).support_))
+"""
+
+py_refuses("sparse", "sparse_column_index_out_of_range", SPARSE_PRELUDE + """
+bad = dense.copy(); bad.indices[0] = 99
+""", "fit(bad)", "index")
+py_refuses("sparse", "sparse_negative_column_index", SPARSE_PRELUDE + """
+bad = dense.copy(); bad.indices[0] = -1
+""", "fit(bad)", "index")
+py_returns("sparse", "sparse_int64_indices_work", SPARSE_PRELUDE + _SPARSE_SAME + """
+wide_index = dense.copy()
+wide_index.indices = wide_index.indices.astype(np.int64)
+wide_index.indptr = wide_index.indptr.astype(np.int64)
+""", "same(wide_index, dense)", "True", "int64 indices fit as int32 ones")
+py_returns("sparse", "sparse_column_of_explicit_zeros_as_dense", SPARSE_PRELUDE + """
+lil = dense.tolil(); lil[:, 3] = 0; base = lil.tocsr(); coo = base.tocoo()
+explicit = sp.csr_array((np.r_[coo.data, np.zeros(10)], (np.r_[coo.row, np.arange(0, 40, 4)],
+                          np.r_[coo.col, np.full(10, 3)])), shape=base.shape)
+""", "(explicit.nnz > base.nnz, bool(np.array_equal(CauseFS(**K).fit(explicit).ranking_, "
+     "CauseFS(**K).fit(base.toarray()).ranking_)))", "(True, True)",
+     "a column of stored zeros ranks as the dense zero column")
+py_returns("sparse", "sparse_negative_values_every_preprocessing", SPARSE_PRELUDE + _SPARSE_SAME
+           + "neg = dense.copy(); neg.data -= 0.5\n",
+           "tuple(same(neg, neg.toarray(), preprocessing=p) for p in ('minmax', 'standard', "
+           "'none'))", "(True, True, True)",
+           "negative sparse values select as dense ones under minmax, standard and none")
+py_returns("sparse", "sparse_fraction_of_features_to_select", SPARSE_PRELUDE + _SPARSE_SAME,
+           "(same(dense, dense.toarray(), n_features_to_select=0.3), int(CauseFS(**{**K, "
+           "'n_features_to_select': 0.3}).fit(dense).support_.sum()))", "(True, 3)",
+           "n_features_to_select=0.3 keeps 3 of 10 sparse features, as dense")
+py_returns("sparse", "sparse_feature_names_out", SPARSE_PRELUDE + """
+import pandas as pd
+names = [f"w{i}" for i in range(10)]
+frame = pd.DataFrame.sparse.from_spmatrix(sp.csr_matrix(dense), columns=names)
+""", "(list(CauseFS(**K).fit(frame).get_feature_names_out()) == list(CauseFS(**K).fit("
+     "pd.DataFrame(dense.toarray(), columns=names)).get_feature_names_out()), list(CauseFS("
+     "**K).fit(dense).get_feature_names_out()) == list(CauseFS(**K).fit(dense.toarray())"
+     ".get_feature_names_out()))", "(True, True)",
+     "names of a sparse DataFrame and x0.. of a sparse array, as dense")
+py_returns("sparse", "sparse_transform_stays_sparse", SPARSE_PRELUDE + """
+fitted = CauseFS(**K).fit(dense)
+""", "(sp.issparse(fitted.transform(dense.tocoo())), bool(np.array_equal(fitted.transform("
+     "dense).toarray(), fitted.transform(dense.toarray()))))", "(True, True)",
+     "transform keeps sparse data sparse, with the dense values")
+py_refuses("sparse", "sparse_transform_other_width", SPARSE_PRELUDE,
+           "CauseFS(**K).fit(dense).transform(dense[:, :9])", "9 features")
+
+
+@case("sparse", "sparse_two_billion_columns")
+def sparse_two_billion_columns(env):
+    """80 values in 2**31 + 10 columns (int64 indices): the memory check refuses it in
+    one line (MemoryLimitError, or an error naming the features), not a MemoryError from
+    deep inside the fit or the OOM killer (run under a 3 GB address-space limit)."""
+    code = PY_PRELUDE + SPARSE_PRELUDE + """
+import resource
+resource.setrlimit(resource.RLIMIT_AS, (3_000_000_000, 3_000_000_000))
+n = 2**31 + 10
+huge = sp.coo_array((np.r_[rng.random(40), np.ones(40)], (np.r_[np.arange(40), np.arange(40)],
+                     np.r_[np.arange(40) % 5, np.full(40, n - 5)])), shape=(40, n))
+report(lambda: fit(huge))
+"""
+    result = env.py(code, timeout=180)
+    if re.search(r"^RETURNED 3$", result[1], re.M):
+        return "good", "fitted"
+    return judge_py_error(result, [], ("MemoryLimitError", "InvalidParameterError"))
+
+
+py_returns("sparse", "sparse_longdouble_as_float64", SPARSE_PRELUDE + _SPARSE_SAME,
+           "same(dense.astype(np.longdouble), dense)", "True", "longdouble data fit")
+py_refuses("sparse", "sparse_one_dimensional_array", SPARSE_PRELUDE,
+           "fit(sp.coo_array(np.arange(40.0)))", "2")
+py_returns("sparse", "sparse_with_z_and_stability_subsamples", SPARSE_PRELUDE,
+           "CauseFS(**K, stability_subsamples=4).fit(dense, nuisance=np.arange(40) % 2)"
+           ".selection_frequency_.shape", "(10,)",
+           "subsamples of sparse X with Z")
+py_returns("sparse", "sparse_coo_with_text_z_as_dense", SPARSE_PRELUDE + """
+Z = np.array(['run1', 'run2', 'run3', 'run4'] * 10)
+""", "bool(np.array_equal(CauseFS(**K).fit(dense.tocoo(), nuisance=Z).support_, "
+     "CauseFS(**K).fit(dense.toarray(), nuisance=Z).support_))", "True",
+     "COO X with text Z selects what dense X does")
+py_returns("sparse", "sparse_rbf_kernel_as_dense", SPARSE_PRELUDE + _SPARSE_SAME,
+           "same(dense, dense.toarray(), kernel='rbf')", "True",
+           "the rbf kernel on sparse X selects what it does dense")
+py_returns("sparse", "sparse_dwr_schedule_as_dense", SPARSE_PRELUDE + _SPARSE_SAME,
+           "same(dense, dense.toarray(), schedule='dwr')", "True",
+           "a schedule that densifies (dwr) selects what the dense fit does")
+
+
+@case("sparse", "sparse_npz_with_a_nuisance_member")
+def sparse_npz_with_a_nuisance_member(env):
+    """A save_npz file to which a Z member was added, with dataset.nuisance=Z: one line
+    naming the file and saying it is scipy.sparse (not 'no array X')."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    folder = env.scratch / "sparse-z"
+    folder.mkdir()
+    m = sp.random_array((30, 8), density=0.3, rng=np.random.default_rng(0), format="csc")
+    np.savez(folder / "data.npz", data=m.data, indices=m.indices, indptr=m.indptr,
+             format=np.array(b"csc"), shape=np.array(m.shape), Z=np.arange(30) % 2)
+    return judge_cli_error(env.cli("dataset=file", f"dataset.path={folder / 'data.npz'}",
+                                   "dataset.nuisance=Z", "n_clusters=2", *SHORT),
+                           ["data.npz", "scipy.sparse"])
+
+
+@case("sparse", "npz_of_a_pickled_sparse_matrix")
+def npz_of_a_pickled_sparse_matrix(env):
+    """np.savez(path, X=csr_matrix): numpy pickles the matrix into an object array. One
+    line naming the file; nothing unpickled."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    folder = env.scratch / "pickled-sparse"
+    folder.mkdir()
+    np.savez(folder / "data.npz", X=sp.csr_matrix(np.eye(30, 8)), y=np.arange(30) % 2)
+    return judge_cli_error(env.cli("dataset=file", f"dataset.path={folder / 'data.npz'}",
+                                   "n_clusters=2", *SHORT), ["data.npz", "pickled"])
+
+
+# ---- the store's claims, and causefs-report on odd stores
+
+claim_scene("fifo", lambda path: os.mkfifo(path))
+claim_scene("other_host", lambda path: path.write_text(
+    "pid 4242 on build-node-17.example since 2024-01-01 10:00:00"))
+claim_scene("future_timestamp", lambda path: path.write_text(
+    f"pid {os.getpid()} on {os.uname().nodename} since 2999-12-31 23:59:59"))
+
+
+@case("store", "claim_hard_link_to_a_user_file")
+def claim_hard_link_to_a_user_file(env):
+    """A claim file that is a hard link to a file elsewhere (a shared store another user
+    can write into): the job runs, and the linked file is left as it was (not truncated
+    or overwritten by the claim's text)."""
+    store = env.scratch / "store-claim-hardlink"
+    key = _key_of(env, store)
+    if key is None:
+        return "error", "the first run failed"
+    (store / f"{key}.json").unlink()
+    victim = env.scratch / "notes-of-a-user.txt"
+    victim.write_text("precious notes\n" * 10)
+    os.link(victim, store / f"{key}.claim")
+    code, out, err, _ = _store_job(env, store, timeout=120)
+    if code is None:
+        return "hang", "timed out"
+    intact = victim.read_text() == "precious notes\n" * 10
+    if not intact:
+        return "bad", f"exit {code}; the linked file now holds {victim.read_text()[:80]!r}"
+    if code == 0 and (store / f"{key}.json").exists():
+        return "good", "computed; the linked file untouched"
+    return "poor", f"exit {code}: {_error_lines(err)[-1:]}"
+
+
+def _hold(claim: Path):
+    holder = subprocess.Popen([PYTHON, "-c", HOLD_CLAIM, str(claim)], stdout=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    if holder.stdout.readline().strip() != "held":
+        os.killpg(holder.pid, signal.SIGKILL)
+        holder.communicate()
+        return None
+    return holder
+
+
+def _release(holder) -> None:
+    os.killpg(holder.pid, signal.SIGKILL)
+    holder.communicate()
+
+
+@case("store", "claim_of_another_job_held")
+def claim_of_another_job_held(env):
+    """Another job's claim held by a live process: this job is computed as usual."""
+    store = env.scratch / "store-other-claim"
+    store.mkdir()
+    holder = _hold(store / "0123456789abcdef.claim")
+    if holder is None:
+        return "error", "the holder could not lock the claim"
+    try:
+        code, out, err, _ = _store_job(env, store, timeout=120)
+    finally:
+        _release(holder)
+    if code is None:
+        return "hang", "timed out"
+    if code == 0 and "result written to" in out and len(list(store.glob("*.json"))) == 1:
+        return "good", "computed"
+    return ("bad" if code == 0 else "poor"), f"exit {code}: {(out + err).strip()[-200:]}"
+
+
+@case("store", "sweep_with_one_claim_held")
+def sweep_with_one_claim_held(env):
+    """A sweep of two jobs, one of whose claims a live process holds: that one skipped
+    naming the holder, the other computed, exit 0."""
+    store = env.scratch / "store-sweep-held"
+    key = _key_of(env, store)  # random_state=0's job
+    if key is None:
+        return "error", "the first run failed"
+    (store / f"{key}.json").unlink()
+    holder = _hold(store / f"{key}.claim")
+    if holder is None:
+        return "error", "the holder could not lock the claim"
+    try:
+        code, out, err, _ = env.run([PYTHON, "-m", "causefs.app.cli", "-m", "random_state=0,1",
+                                     *SMALL, *SHORT, "store.enabled=true", f"store.dir={store}",
+                                     f"hydra.sweep.dir={env.scratch / 'sweep-held'}"],
+                                    timeout=240)
+    finally:
+        _release(holder)
+    if code is None:
+        return "hang", "timed out"
+    entries = len(list(store.glob("*.json")))
+    if code == 0 and f"pid {holder.pid} on the battery" in out and entries == 1:
+        return "good", "one job skipped naming its holder, the other computed"
+    return ("bad" if entries == 2 else "poor"), \
+        f"exit {code}, {entries} entries: {(out + err).strip()[-200:]}"
+
+
+@case("store", "overwrite_while_claim_held")
+def overwrite_while_claim_held(env):
+    """store.overwrite=true on a stored job whose claim a live process holds (it is
+    recomputing it): skipped naming the holder, the stored entry left, exit 0."""
+    store = env.scratch / "store-overwrite-held"
+    key = _key_of(env, store)
+    if key is None:
+        return "error", "the first run failed"
+    entry = store / f"{key}.json"
+    before = entry.read_bytes()
+    holder = _hold(store / f"{key}.claim")
+    if holder is None:
+        return "error", "the holder could not lock the claim"
+    try:
+        code, out, err, _ = _store_job(env, store, "store.overwrite=true", timeout=120)
+    finally:
+        _release(holder)
+    if code is None:
+        return "hang", "timed out"
+    if code == 0 and "being computed" in out and entry.read_bytes() == before:
+        return "good", "skipped; the entry left as it was"
+    return ("bad" if "result written to" in out else "poor"), \
+        f"exit {code}: {(out + err).strip()[-200:]}"
+
+
+def _long_job(env, store, run_dir):
+    return subprocess.Popen([PYTHON, "-m", "causefs.app.cli", *SMALL, "method.max_iter=30",
+                             "method.tol=0", "dataset.n_samples=3000", "dataset.n_features=60",
+                             "store.enabled=true", f"store.dir={store}",
+                             f"hydra.run.dir={run_dir}"], cwd=env.scratch,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env.env(), start_new_session=True)
+
+
+def _wait_for_claim(store, proc, seconds=120) -> bool:
+    deadline = time.perf_counter() + seconds
+    while not list(store.glob("*.claim")) and proc.poll() is None \
+            and time.perf_counter() < deadline:
+        time.sleep(0.05)
+    return bool(list(store.glob("*.claim"))) and proc.poll() is None
+
+
+def _claimed_or_killed(store, proc) -> bool:
+    """Whether the job of ``proc`` took its claim; if it did not, ``proc`` is killed."""
+    if _wait_for_claim(store, proc):
+        return True
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    return False
+
+
+def _finished(proc, timeout):
+    """``proc``'s ``(stdout, stderr)``, or None after killing it at ``timeout``."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return None
+
+
+@case("store", "interrupted_run_leaves_no_claim")
+def interrupted_run_leaves_no_claim(env):
+    """Ctrl-C (SIGINT) during the fit: the run stops, leaves no claim file and no
+    entry, and the next run computes the job."""
+    store = env.scratch / "store-sigint"
+    args = [PYTHON, "-m", "causefs.app.cli", *SMALL, "method.max_iter=30", "method.tol=0",
+            "dataset.n_samples=4000", "dataset.n_features=120", "store.enabled=true",
+            f"store.dir={store}"]
+    proc = subprocess.Popen([*args, f"hydra.run.dir={env.scratch / 'sigint-1'}"],
+                            cwd=env.scratch, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env.env(), start_new_session=True)
+    if not _claimed_or_killed(store, proc):
+        return "error", "the job ended before its claim was seen"
+    time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGINT)
+    if _finished(proc, 60) is None:
+        return "hang", "Ctrl-C did not stop the run within 60 s"
+    if list(store.glob("*.json")):
+        return "error", "the job finished before the interrupt: the case proves nothing"
+    left = [p.name for p in store.glob("*.claim")]
+    if left:
+        return "poor", f"exit {proc.returncode}; claim left behind: {left}"
+    code, out2, err2, _ = env.run([*args, "method.max_iter=1",
+                                   f"hydra.run.dir={env.scratch / 'sigint-2'}"], timeout=300)
+    if code == 0 and "result written to" in out2:
+        return "good", f"exit {proc.returncode}, no claim left, the re-run computed the job"
+    return "poor", f"re-run exit {code}: {(out2 + err2).strip()[-200:]}"
+
+
+@case("store", "store_folder_removed_during_the_fit")
+def store_folder_removed_during_the_fit(env):
+    """The store folder deleted (rm -rf) while a job computes: the finished result is not
+    lost (the entry written into a folder made again, exit 0; or exit 2 naming where the
+    result is)."""
+    store = env.scratch / "store-removed"
+    proc = _long_job(env, store, env.scratch / "removed-run")
+    if not _claimed_or_killed(store, proc):
+        return "error", "the job ended before its claim was seen"
+    shutil.rmtree(store)
+    finished = _finished(proc, 400)
+    if finished is None:
+        return "hang", "timed out"
+    _, err = finished
+    entries = list(store.glob("*.json")) if store.is_dir() else []
+    if proc.returncode == 0 and entries:
+        return "good", f"stored again in the made-again folder: {entries[0].name}"
+    last = (_error_lines(err) or [""])[-1]
+    if proc.returncode == 2 and "the result is in" in last:
+        return "good", last[:200]
+    return "poor", f"exit {proc.returncode}, {len(entries)} entries: {last[:200]}"
+
+
+@case("store", "two_different_jobs_at_once")
+def two_different_jobs_at_once(env):
+    """Two different jobs started together on a new store: both computed and stored,
+    no claim left."""
+    store = env.scratch / "store-two-jobs"
+    ran = run_together(env, [[*SMALL, *SHORT, f"random_state={i}", "store.enabled=true",
+                               f"store.dir={store}",
+                               f"hydra.run.dir={env.scratch / f'two-jobs-{i}'}"]
+                              for i in range(2)], timeout=240)
+    if ran is None:
+        return "hang", "a run timed out"
+    procs, outs = ran
+    entries = len(list(store.glob("*.json")))
+    left = [p.name for p in store.glob("*.claim")]
+    if all(p.returncode == 0 for p in procs) and entries == 2 and not left:
+        return "good", "both stored"
+    return "poor", f"exits {[p.returncode for p in procs]}, {entries} entries, claims {left}: " \
+        f"{[_error_lines(e)[-1:] for _, e in outs]}"
+
+
+@case("store", "store_path_with_spaces_and_unicode")
+def store_path_with_spaces_and_unicode(env):
+    """A store under 'my results/étude 日本' (quoted for Hydra's override grammar):
+    stored, found again, and reported."""
+    store = env.scratch / "my results" / "étude 日本"
+    quoted = f'"{store}"'
+    first = _store_job(env, quoted)
+    second = _store_job(env, quoted)
+    if None in (first[0], second[0]):
+        return "hang", "timed out"
+    if first[0] != 0 or second[0] != 0:
+        return "poor", f"exits {first[0]}, {second[0]}: {_error_lines(second[2])[-1:]}"
+    if "already in" not in second[1] or not list(store.glob("*.json")):
+        return "bad", "the re-run did not find the stored job where it was named"
+    code, out, err, _ = env.run([PYTHON, "-m", "causefs.app.report", "--store", str(store),
+                                 "--out", str(store.parent / "rapport été"), "--no-figures"],
+                                timeout=120)
+    if code == 0:
+        return "good", "stored, found again, reported"
+    return "poor", f"report exit {code}: {_error_lines(err)[-1:]}"
+
+
+def _judge_unquoted_path(result, ok: bool, what: str):
+    """A path typed as the shell passes it: it works (``ok``), or it is refused in one
+    line naming store.dir that says to quote it; a bare lexer error is poor."""
+    code, out, err, _ = result
+    if code is None:
+        return "hang", "timed out"
+    if code == 0:
+        return ("good" if ok else "bad"), what
+    lines = _error_lines(err)
+    if code == 2 and len(lines) == 1 and "store.dir" in err and "quot" in err:
+        return "good", lines[0][:250]
+    return "poor", f"exit {code}, {len(lines)} line(s): {lines[-1:][:1]}"
+
+
+@case("store", "store_dir_with_tilde")
+def store_dir_with_tilde(env):
+    """causefs store.dir=~/causefs-store (bash leaves the ~ of a dotted key alone): the
+    user's home (result_file documents '~ expanded'), or one line saying to quote it."""
+    home = env.scratch / "home"
+    home.mkdir()
+    work = env.scratch / "tilde-work"
+    work.mkdir()
+    result = env.cli(*SMALL, *SHORT, "store.enabled=true", "store.dir=~/causefs-store",
+                     cwd=work, HOME=str(home))
+    stored = bool(list((home / "causefs-store").glob("*.json")))
+    return _judge_unquoted_path(result, stored and not (work / "~").exists(),
+                                "stored under $HOME" if stored else "not stored under $HOME")
+
+
+@case("store", "store_dir_with_tilde_quoted")
+def store_dir_with_tilde_quoted(env):
+    """store.dir="~/causefs-store" (quoted for Hydra): stored under $HOME, not in a folder
+    named '~' in the working directory."""
+    home = env.scratch / "home-quoted"
+    home.mkdir()
+    work = env.scratch / "tilde-quoted-work"
+    work.mkdir()
+    code, out, err, _ = env.cli(*SMALL, *SHORT, "store.enabled=true",
+                                'store.dir="~/causefs-store"', cwd=work, HOME=str(home))
+    if code is None:
+        return "hang", "timed out"
+    if code != 0:
+        return "poor", f"exit {code}: {_error_lines(err)[-1:]}"
+    if list((home / "causefs-store").glob("*.json")) and not (work / "~").exists():
+        return "good", "stored under $HOME"
+    return "bad", ("stored in a folder named '~' in the working directory"
+                   if (work / "~").exists() else out.strip()[-150:])
+
+
+@case("store", "store_dir_unicode_unquoted")
+def store_dir_unicode_unquoted(env):
+    """causefs store.dir=<scratch>/résultats: works, or one line saying to quote it."""
+    store = env.scratch / "résultats"
+    result = _store_job(env, store)
+    return _judge_unquoted_path(result, bool(list(store.glob("*.json"))),
+                                "stored in the named folder")
+
+
+@case("store", "store_dir_a_link_to_a_folder")
+def store_dir_a_link_to_a_folder(env):
+    """store.dir a symbolic link to a folder (a store on another disk): used as the
+    folder."""
+    target = env.scratch / "real-store"
+    target.mkdir()
+    link = env.scratch / "store-link"
+    link.symlink_to(target)
+    first, second = _store_job(env, link), _store_job(env, link)
+    if None in (first[0], second[0]):
+        return "hang", "timed out"
+    if first[0] == 0 and "already in" in second[1] and len(list(target.glob("*.json"))) == 1:
+        return "good", "stored in the linked folder and found again"
+    return "poor", f"exits {first[0]}, {second[0]}: {_error_lines(second[2] or first[2])[-1:]}"
+
+
+cli_error("store", "store_dir_empty", [*SMALL, *SHORT, "store.enabled=true", "store.dir="],
+          "store.dir")
+cli_error("store", "store_dir_under_proc", [*SMALL, *SHORT, "store.enabled=true",
+                                            "store.dir=/proc/causefs-store"], "store.dir")
+
+
+@case("store", "stale_temporary_removed_fresh_kept")
+def stale_temporary_removed_fresh_kept(env):
+    """A killed write's temporary file older than 10 minutes is removed when the store is
+    next used; a fresh one (a write in progress elsewhere) is left alone."""
+    store = env.scratch / "store-temps"
+    if _key_of(env, store) is None:
+        return "error", "the first run failed"
+    old = store / ".0123456789abcdef.json.abc123.tmp"
+    fresh = store / ".fedcba9876543210.json.def456.tmp"
+    old.write_text("{")
+    fresh.write_text("{")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    code, out, err, _ = _store_job(env, store, "random_state=3")
+    if code is None:
+        return "hang", "timed out"
+    if code == 0 and not old.exists() and fresh.exists():
+        return "good", "the stale one removed, the fresh one kept"
+    return ("bad" if not fresh.exists() else "poor"), \
+        f"exit {code}; stale {'kept' if old.exists() else 'removed'}, fresh " \
+        f"{'kept' if fresh.exists() else 'removed'}"
+
+
+def _report(env, store, out_name, timeout=120):
+    return env.run([PYTHON, "-m", "causefs.app.report", "--store", str(store), "--out",
+                    str(env.scratch / out_name), "--no-figures"], timeout=timeout)
+
+
+def report_among_good(name, make, one_line=False):
+    """A store of two good entries and one odd file: the report is written, exit 0,
+    and the odd file is named in a warning (with ``one_line``: a one-line warning, as the
+    causefs command prints them, not Python's with the source line that warned)."""
+    @case("store", f"report_{name}_among_good_entries")
+    def run(env):
+        store = env.scratch / f"store-among-{name}"
+        keys = [_key_of(env, store)]
+        code = _store_job(env, store, "random_state=1")[0]
+        if keys[0] is None or code != 0:
+            return "error", "the first runs failed"
+        good = sorted(store.glob("*.json"))
+        odd = make(store, good[0])
+        code, out, err, _ = _report(env, store, f"rep-among-{name}")
+        if code is None:
+            return "hang", "timed out"
+        if code != 0:
+            return "poor", f"exit {code}: {_error_lines(err)[-1:]}"
+        lines = _error_lines(err)
+        naming = [i for i, line in enumerate(lines) if odd.name in line]
+        if not naming:
+            return "poor", f"exit 0 but {odd.name} not named: {lines[-1:]}"
+        line = lines[naming[0]]
+        source = lines[naming[0] + 1:naming[0] + 2]
+        if one_line and source and source[0].startswith((" ", "\t")):
+            return "poor", f"a two-line Python warning: {line[:160]} / {source[0].strip()}"
+        return "good", line[:200]
+
+
+def _truncated(store, good):
+    path = store / "00000000000000aa.json"
+    path.write_text(good.read_text()[:300])
+    return path
+
+
+def _renamed(store, good):
+    path = store / "00000000000000bb.json"
+    path.write_text(good.read_text())
+    return path
+
+
+def _notes(store, good):
+    path = store / "notes.json"
+    path.write_text('{"comment": "alpha sweep, March"}')
+    return path
+
+
+def _old_schema(store, good):
+    entry = json.loads(good.read_text())
+    entry["schema"] = 3
+    path = store / "00000000000000cc.json"
+    path.write_text(json.dumps(entry))
+    return path
+
+
+report_among_good("truncated", _truncated, one_line=True)
+report_among_good("wrong_key", _renamed)
+report_among_good("unrelated_json", _notes)
+report_among_good("old_schema", _old_schema)
+
+
+@case("store", "report_while_a_job_computes")
+def report_while_a_job_computes(env):
+    """causefs-report on a store where a job's claim is held (a sweep running): the
+    report of the finished jobs is written, exit 0."""
+    store = env.scratch / "store-report-busy"
+    if _key_of(env, store) is None:
+        return "error", "the first run failed"
+    holder = _hold(store / "0123456789abcdef.claim")
+    if holder is None:
+        return "error", "the holder could not lock the claim"
+    try:
+        code, out, err, _ = _report(env, store, "rep-busy")
+    finally:
+        _release(holder)
+    if code is None:
+        return "hang", "timed out"
+    if code == 0:
+        return "good", (_error_lines(err)[-1] if err.strip() else "no warning")[:200]
+    return "poor", f"exit {code}: {_error_lines(err)[-1:]}"
+
+
+def report_refuses(name, make, expect):
+    """causefs-report on a store that has nothing to report: one line
+    ``causefs-report: error: ...`` naming ``expect``, exit 2."""
+    @case("store", f"report_{name}")
+    def run(env):
+        store = env.scratch / f"store-report-{name}"
+        make(env, store)
+        code, out, err, _ = _report(env, store, f"rep-{name}")
+        if code is None:
+            return "hang", "timed out"
+        lines = _error_lines(err)
+        if code == 0:
+            return "bad", f"exit 0: {lines[-1:]}"
+        if code == 2 and len(lines) == 1 and lines[0].startswith("causefs-report: error: ") \
+                and all(e.format(store=store.name) in err for e in expect):
+            return "good", lines[0][:250]
+        return "poor", f"exit {code}, {len(lines)} line(s): {lines[-1:]}"
+
+
+def _only_claims(env, store):
+    (store / "invalid").mkdir(parents=True)
+    (store / "0123456789abcdef.claim").write_text("pid 1 on elsewhere since 2024-01-01")
+    (store / "invalid" / "0123456789abcdef.json.20240101T000000.invalid").write_text("{}")
+
+
+report_refuses("only_claims_and_invalid", _only_claims, ["no valid results", "{store}"])
+report_refuses("store_is_a_file", lambda env, store: store.write_text("x"), ["{store}"])
+report_refuses("empty_folder", lambda env, store: store.mkdir(), ["no valid results", "{store}"])
 
 
 # -- 7. large fits that must speak --------------------------------------------------------

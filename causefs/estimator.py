@@ -15,7 +15,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .blocks.initialization.initial_graphs import InitialFusedGraphBlock
-from .budget import ANNOUNCED_FIT_SECONDS, LONG_FIT_SECONDS, check_memory
+from .budget import ANNOUNCED_FIT_SECONDS, LONG_FIT_SECONDS, check_memory, per_feature_floor
 from .core.progress import Heartbeat
 from .engine import build_parts, estimate, objective_spec, run_cause_fs, uses_nuisance
 from .model.diagnostics import weight_diagnostics
@@ -409,6 +409,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self : CauseFS
         """
         check_real(X)  # scikit-learn's message would print the whole array
+        check_structure(X)
+        check_aligned(X, nuisance)
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64,
                           ensure_min_samples=3, ensure_min_features=1,
                           ensure_all_finite=False)  # our message, not a supervised advice
@@ -416,6 +418,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
         Z = None if nuisance is None else code_nuisance(nuisance, X.shape[0])
         settings = self.settings()
         n_selected = settings.check_data(*X.shape)
+        check_memory(per_feature_floor(X.shape[1], settings.n_clusters),
+                     settings.memory_limit)  # before the scan of every column
         neighbors = check_neighbors(neighbors, X.shape[0], settings.n_neighbors)
         active = np.flatnonzero(~constant_features(X))
         if not active.size:
@@ -622,6 +626,22 @@ class CauseFS(SelectorMixin, BaseEstimator):
         return tags
 
 
+def check_aligned(X, nuisance) -> None:
+    """A ``ValueError`` for nuisance variables whose pandas index is not X's: pandas
+    would align them by label, scikit-learn (and this fit) takes both by position. A Z
+    with pandas' default index (0, 1, ..., n - 1) is taken by position, as any array."""
+    x_index, z_index = getattr(X, "index", None), getattr(nuisance, "index", None)
+    if x_index is None or z_index is None or len(x_index) != len(z_index) \
+            or x_index.equals(z_index):
+        return
+    default = type(z_index).__name__ == "RangeIndex" and z_index.start == 0 \
+        and z_index.step == 1
+    if not default:
+        raise ValueError("nuisance has a pandas index other than X's: the fit takes both "
+                         "by position, not by label; pass nuisance.loc[X.index] to align "
+                         "it, or nuisance.to_numpy() if it is already in X's order")
+
+
 def check_real(X) -> None:
     """A one-line ``ValueError`` for complex data (dense or sparse), before scikit-learn's
     validation, whose message holds the array's repr (dozens of lines)."""
@@ -630,6 +650,37 @@ def check_real(X) -> None:
         raise ValueError(f"Complex data not supported: X has dtype {dtype}; CAUSE-FS needs "
                          "real-valued features (take their magnitude, np.abs(X), or their "
                          "real part first)")
+
+
+def check_structure(X) -> None:
+    """One-line ``ValueError`` for inputs scikit-learn's validation would take wrongly or
+    word over several lines: masked values (``np.asarray`` drops the mask), data that are
+    not 2-D, and sparse matrices whose index arrays are corrupt (SciPy's own operations
+    on them may crash the interpreter)."""
+    if np.ma.isMaskedArray(X) and np.ma.getmaskarray(X).any():
+        where = np.argwhere(np.ma.getmaskarray(X))[0]
+        at = f"sample {where[0]}" + (f", feature {where[1]}" if where.size > 1 else "")
+        raise ValueError(f"X holds a masked (missing) value at {at} (0-based): CAUSE-FS "
+                         "needs every value; impute them (e.g. sklearn.impute."
+                         "SimpleImputer) or drop their samples, then pass plain arrays")
+    ndim = getattr(X, "ndim", 2)
+    if ndim != 2:
+        raise ValueError(f"X has shape {getattr(X, 'shape', ())}: CAUSE-FS needs 2-D data "
+                         "(n_samples, n_features); reshape it, X.reshape(-1, 1) for one "
+                         "feature or X.reshape(1, -1) for one sample")
+    if not sp.issparse(X):
+        return
+    try:
+        if X.format in ("csr", "csc", "bsr"):
+            X.check_format(full_check=True)
+        elif X.format == "coo":
+            for axis, index in enumerate((X.row, X.col)):
+                if index.size and not 0 <= index.min() <= index.max() < X.shape[axis]:
+                    raise ValueError(f"{('row', 'column')[axis]} index values must be "
+                                     f">= 0 and < {X.shape[axis]}")
+    except ValueError as error:
+        raise ValueError(f"X is a malformed {X.format.upper()} sparse matrix (its index "
+                         f"arrays are corrupt): {error}") from None
 
 
 def check_finite(X) -> None:

@@ -34,6 +34,7 @@ chosen (fixed before the subsamples it was checked on), is in ``docs/RESULTS.md`
 
 from __future__ import annotations
 
+import inspect
 import time
 import warnings
 
@@ -49,6 +50,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .core.validation import Interval, InvalidParameterError, check_choice, check_value
 from .estimator import CollapseWarning
+from .model.nuisance_coding import code_nuisance
+from .numerics.nuisance_effects import nuisance_regression
 from .numerics.scaling import scale_features
 from .selectors.affinity import SpectralGraph, knn_affinity
 from .selectors.base import ranking_from_scores
@@ -148,6 +151,11 @@ class LabelFreeCriterion:
         densified).
     random_state : int, default 0
         Seeds the subsample, the eigensolver's start vector and the k-means starts.
+    nuisance : ndarray of shape (n_samples, q), optional
+        Coded nuisance variables (:func:`~causefs.model.nuisance_coding.code_nuisance`):
+        the measures then read the scaled data with Z's linear effect removed (the
+        residuals of each feature's least-squares fit on ``[1, Z]``, its mean kept), so
+        features that only follow Z do not score as clusters.
 
     Raises
     ------
@@ -158,7 +166,7 @@ class LabelFreeCriterion:
 
     def __init__(self, X, n_clusters: int, criterion: str = "mean_rank", *,
                  preprocessing: str = "minmax", n_neighbors: int = 5,
-                 max_samples: int = 10000, random_state=0):
+                 max_samples: int = 10000, random_state=0, nuisance=None):
         self.name = check_choice("criterion", criterion, CRITERIA)
         self.n_clusters, self.random_state = n_clusters, random_state
         n = X.shape[0]
@@ -169,6 +177,9 @@ class LabelFreeCriterion:
         Xc = X[rows]
         self.X = scale_features(Xc.toarray() if sp.issparse(Xc) else np.asarray(Xc),
                                 preprocessing)
+        if nuisance is not None:
+            Z = nuisance[rows] - nuisance[rows].mean(axis=0)
+            self.X = self.X - Z @ nuisance_regression(self.X, Z, shrink=False)
         if n_clusters >= self.X.shape[0]:
             raise InvalidParameterError(f"n_clusters={n_clusters}: needs more samples than "
                                         f"clusters, got {self.X.shape[0]}")
@@ -290,16 +301,28 @@ class LabelFreeSearch(SelectorMixin, BaseEstimator):
                                         "LabelFreeSearch(n_clusters=...)")
         return k, check_value("n_clusters", c, Interval(int, 2))
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, nuisance=None):
         """Fit every setting on ``X`` (n_samples, n_features) and keep the best.
 
-        ``y`` is ignored (present for pipelines)."""
+        ``y`` is ignored (present for pipelines). ``nuisance``: known nuisance variables
+        Z, as :meth:`causefs.CauseFS.fit` takes them; every setting is fitted with them,
+        and the criterion reads the data with Z's linear effect removed
+        (:class:`LabelFreeCriterion`). In a :class:`~sklearn.pipeline.Pipeline`, with
+        metadata routing enabled, request it with ``set_fit_request(nuisance=True)``."""
         check_choice("criterion", self.criterion, CRITERIA)
         check_value("n_neighbors", self.n_neighbors, Interval(int, 1))
         check_value("max_samples", self.max_samples, Interval(int, 2))
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64,
                           ensure_min_samples=2)
         k, n_clusters = self._resolved(X.shape[1])
+        fit_params = {}
+        if nuisance is not None:
+            if "nuisance" not in inspect.signature(self.estimator.fit).parameters:
+                raise InvalidParameterError(
+                    f"nuisance: {type(self.estimator).__name__}.fit takes no nuisance "
+                    "variables; choose a selector that does (CauseFS) or pass none")
+            fit_params["nuisance"] = nuisance
+        coded = None if nuisance is None else code_nuisance(nuisance, X.shape[0])
         settings = list(ParameterGrid(self.param_grid))
         if not settings:
             raise InvalidParameterError("param_grid: has no setting")
@@ -307,11 +330,11 @@ class LabelFreeSearch(SelectorMixin, BaseEstimator):
             X, n_clusters, self.criterion,
             preprocessing=self.estimator.get_params().get("preprocessing", "minmax"),
             n_neighbors=self.n_neighbors, max_samples=self.max_samples,
-            random_state=self.random_state)
+            random_state=self.random_state, nuisance=coded)
         results = {"params": [], "collapsed": [], "fit_seconds": [], "features": []}
         measured, fitted = [], []
         for params in settings:
-            selector, seconds, collapsed = self._fit_one(X, params)
+            selector, seconds, collapsed = self._fit_one(X, params, fit_params)
             features = top_features(selector, k)
             measured.append(None if collapsed else criterion.measure(features))
             fitted.append(selector)
@@ -333,14 +356,15 @@ class LabelFreeSearch(SelectorMixin, BaseEstimator):
         self.best_estimator_ = fitted[self.best_index_]
         return self
 
-    def _fit_one(self, X, params):
-        """A clone of the estimator fitted with ``params``: ``(selector, seconds,
-        collapsed)``; warnings other than CollapseWarning reach the caller as they were."""
+    def _fit_one(self, X, params, fit_params):
+        """A clone of the estimator fitted with ``params`` (and ``fit_params``):
+        ``(selector, seconds, collapsed)``; warnings other than CollapseWarning reach the
+        caller as they were."""
         selector = clone(self.estimator).set_params(**params)
         start = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", CollapseWarning)
-            selector.fit(X)
+            selector.fit(X, **fit_params)
         seconds = time.perf_counter() - start
         collapsed = False
         for record in caught:

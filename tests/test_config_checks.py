@@ -304,3 +304,18 @@ def test_a_key_in_the_wrong_place_gets_the_key_that_exists(override, message):
     with pytest.raises(Exception) as caught:
         composed(override)
     assert cli.hydra_error_message(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize("override, key, value", [
+    ("store.dir=~/causefs-store", "store.dir", "~/causefs-store"),
+    ("store.dir=/tmp/résultats", "store.dir", "/tmp/résultats"),
+    ("result_file=~/kept.json", "result_file", "~/kept.json"),
+])
+def test_a_value_the_grammar_cannot_read_gets_the_quoting_that_reads_it(override, key,
+                                                                       value):
+    with pytest.raises(Exception) as caught:
+        composed(override)
+    assert cli.hydra_error_message(caught.value) == (
+        f"{override}: the command line cannot read this value as it is; quote it, as "
+        f"'{key}=\"{value}\"' (with the single quotes, for the shell)")
+    composed(f'{key}="{value}"')  # quoted, it is read

@@ -270,9 +270,22 @@ def test_truncated_npz_is_named(tmp_path, arrays):
 def test_object_arrays_in_npz_are_never_unpickled(tmp_path):
     path = tmp_path / "objects.npz"
     np.savez(path, X=np.array([{"a": 1}, None], dtype=object))
-    with pytest.raises(DatasetError, match=rf"{path} holds object \(pickled\) arrays") as error:
+    with pytest.raises(DatasetError, match=rf"^{path}: array 'X' is an object \(pickled\) "
+                                           r"array, which is never loaded: store numeric "
+                                           r"arrays only$") as error:
         load_file(path)
     assert "allow_pickle" not in str(error.value)
+
+
+def test_a_sparse_matrix_saved_by_np_savez_is_named_as_such(tmp_path):
+    import scipy.sparse as sp
+
+    path = tmp_path / "sparse.npz"
+    np.savez(path, X=sp.csr_matrix(np.eye(4)))  # pickled: a 0-d object array
+    with pytest.raises(DatasetError, match=rf"^{path}: array 'X' is an object \(pickled\) "
+                                           r"array, which is never loaded \(a scipy\.sparse "
+                                           r"matrix saved with np\.savez\? save X\.toarray"):
+        load_file(path)
 
 
 @pytest.mark.parametrize("X, match", [

@@ -12,6 +12,7 @@ from sklearn.feature_selection import SelectKBest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from causefs import CauseFS, CollapseWarning, causefs_scores
+from causefs.budget import MemoryLimitError
 from causefs.plugins import available
 
 pytestmark = pytest.mark.short_fit  # fits of a few iterations (tests/conftest.py)
@@ -97,7 +98,7 @@ def test_same_seed_same_selection(blobs):
 @pytest.mark.parametrize("X, match", [
     (np.array([[0.0, np.nan], [1.0, 2.0], [3.0, 4.0]] * 4), "NaN"),
     (np.array([[0.0, np.inf], [1.0, 2.0], [3.0, 4.0]] * 4), "infinity"),
-    (np.arange(12.0), "2D array"),
+    (np.arange(12.0), r"X has shape \(12,\): CAUSE-FS needs 2-D data"),
     (np.empty((0, 3)), "0 sample"),
     (np.empty((10, 0)), "0 feature"),
 ])
@@ -210,3 +211,79 @@ def test_the_default_number_of_features_stops_by_the_selection_rule(data_dir):
         model = CauseFS(n_clusters=10, random_state=0).fit(data.X)
     assert model.converged_ and model.n_iter_ < model.max_iter
     assert model.stop_reason_ == "at most 3 of the top-338 features changed over 3 iterations"
+
+
+def test_masked_values_are_refused_not_dropped(blobs):
+    # np.asarray drops a mask and keeps the hidden value: the fit would use it
+    X, _ = blobs
+    mask = np.zeros(X.shape, dtype=bool)
+    mask[3, 5] = True
+    with pytest.raises(ValueError, match=r"^X holds a masked \(missing\) value at sample 3, "
+                                         r"feature 5 \(0-based\)[^\n]*$"):
+        CauseFS(**FAST).fit(np.ma.masked_array(X, mask=mask))
+    labels = np.ma.masked_array(np.arange(60) % 2, mask=np.arange(60) == 7)
+    with pytest.raises(ValueError, match=r"^nuisance column 0 has a masked \(missing\) "
+                                         r"value at sample 7 \(0-based; 1 in all\)"):
+        CauseFS(**FAST).fit(X, nuisance=labels)
+    # nothing masked: the arrays themselves
+    plain = CauseFS(**FAST).fit(X).scores_
+    np.testing.assert_array_equal(CauseFS(**FAST).fit(np.ma.masked_array(X)).scores_, plain)
+
+
+@pytest.mark.parametrize("make", [np.asarray, sp.coo_array])
+def test_one_dimensional_data_get_one_line(make):
+    with pytest.raises(ValueError, match=r"^X has shape \(40,\): CAUSE-FS needs 2-D data "
+                                         r"\(n_samples, n_features\)[^\n]*$"):
+        CauseFS(n_clusters=2).fit(make(np.arange(40.0)))
+
+
+@pytest.mark.parametrize("position, value, message", [
+    (0, 99, "indices must be < 10"), (0, -1, "indices must be >= 0")])
+def test_corrupt_sparse_indices_are_refused_before_any_operation(position, value, message):
+    # SciPy's own operations on such a matrix crashed the interpreter (exit -11) or
+    # corrupted its memory (-6)
+    X = sp.random_array((40, 10), density=0.3, format="csr", rng=0)
+    X.indices[position] = value
+    with pytest.raises(ValueError, match=rf"^X is a malformed CSR sparse matrix \(its index "
+                                         rf"arrays are corrupt\): {message}"):
+        CauseFS(n_clusters=2).fit(X)
+    coo = sp.random_array((40, 10), density=0.3, format="coo", rng=0)
+    coo.col[position] = value
+    with pytest.raises(ValueError, match=r"^X is a malformed COO sparse matrix \(its index "
+                                         r"arrays are corrupt\): column index values must "
+                                         r"be >= 0 and < 10$"):
+        CauseFS(n_clusters=2).fit(coo)
+
+
+def test_billions_of_columns_are_refused_before_the_columns_are_scanned(monkeypatch):
+    # the scan of every column's range made (d + 1)-long arrays: 16 GiB at d = 2^31
+    import causefs.estimator as estimator_module
+
+    def no_scan(X):
+        raise AssertionError("the columns were scanned")
+
+    monkeypatch.setattr(estimator_module, "constant_features", no_scan)
+    rng = np.random.default_rng(0)
+    d = 10**8  # (h + 8) floats a feature: 8 GB at h = 2, over a 1 GB budget
+    X = sp.coo_array((rng.random(80) + 0.1, (rng.integers(0, 40, 80), rng.integers(0, d, 80))),
+                     shape=(40, d))
+    with pytest.raises(MemoryLimitError, match=r"needs an estimated 7\.45 GiB at its peak "
+                                               r"\(per-feature arrays: 7\.45 GiB\).*drop the "
+                                               r"features that hold no value"):
+        CauseFS(n_clusters=2, n_features_to_select=3, memory_limit="1GB").fit(X)
+
+
+def test_nuisance_with_another_pandas_index_than_x_is_refused():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.random((40, 8)), index=[f"s{i}" for i in range(40)])
+    Z = pd.Series(np.arange(40) // 10, index=X.index)
+    with pytest.raises(ValueError, match=r"^nuisance has a pandas index other than X's: the "
+                                         r"fit takes both by position"):
+        CauseFS(**FAST).fit(X, nuisance=Z.sample(frac=1, random_state=0))
+    # the same index, pandas' default index, or an array: by position
+    aligned = CauseFS(**FAST).fit(X, nuisance=Z).scores_
+    for same in (Z.reset_index(drop=True), Z.to_numpy(), Z.to_frame()):
+        np.testing.assert_array_equal(CauseFS(**FAST).fit(X, nuisance=same).scores_, aligned)
+    realigned = Z.sample(frac=1, random_state=0).loc[X.index]
+    np.testing.assert_array_equal(CauseFS(**FAST).fit(X, nuisance=realigned).scores_, aligned)

@@ -11,6 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from causefs import CauseFS, CollapseWarning, InvalidParameterError
 from causefs.model_selection import (
+    LabelFreeCriterion,
     LabelFreeSearch,
     cluster_embedding,
     embedding_fit,
@@ -256,3 +257,56 @@ N_CLUSTERS_ONE = {check: "sets n_clusters=1; the criteria (and CauseFS) need >= 
     expected_failed_checks=lambda est: N_CLUSTERS_ONE)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def _batch_data():
+    """90 samples: 3 clusters in features 0-2, a batch of two levels in features 3-5,
+    noise in 6-11."""
+    rng = np.random.default_rng(0)
+    labels, batch = np.repeat([0, 1, 2], 30), np.tile([0, 1], 45)
+    X = np.hstack([2.0 * labels[:, None] + rng.normal(size=(90, 3)),
+                   3.0 * batch[:, None] + 0.3 * rng.normal(size=(90, 3)),
+                   rng.normal(size=(90, 6))])
+    return X, labels, batch
+
+
+def test_the_criterion_reads_the_data_without_z_s_linear_effect():
+    from causefs.model.nuisance_coding import code_nuisance
+    from causefs.numerics.scaling import scale_features
+
+    X, _, batch = _batch_data()
+    Z = np.column_stack([batch == 1, np.arange(90) % 3 == 2]).astype(float)
+    criterion = LabelFreeCriterion(X, 3, "silhouette", nuisance=code_nuisance(Z, 90))
+    # by hand: each scaled feature's residual on [1, Z], plus its mean
+    scaled = scale_features(X, "minmax")
+    design = np.column_stack([np.ones(90), Z])
+    coefficients, *_ = np.linalg.lstsq(design, scaled, rcond=None)
+    expected = scaled - design @ coefficients + scaled.mean(axis=0)
+    np.testing.assert_allclose(criterion.X, expected, atol=1e-12)
+    # the batch's features no longer make clusters of their own; the clusters' do
+    plain = LabelFreeCriterion(X, 3, "silhouette")
+    assert criterion.measure([3, 4, 5])["silhouette"] < 0.5 * plain.measure(
+        [3, 4, 5])["silhouette"]
+    assert criterion.measure([0, 1, 2])["silhouette"] == pytest.approx(
+        plain.measure([0, 1, 2])["silhouette"], abs=0.02)
+
+
+@pytest.mark.short_fit
+def test_the_search_fits_every_setting_with_the_nuisance_variables():
+    X, _, batch = _batch_data()
+    base = CauseFS(n_clusters=3, n_features_to_select=3, max_iter=3, random_state=0)
+    search = LabelFreeSearch(base, {"alpha": [0.1, 1.0]}).fit(X, nuisance=batch)
+    for params, features in zip(search.results_["params"], search.results_["features"]):
+        alone = clone(base).set_params(**params).fit(X, nuisance=batch)
+        np.testing.assert_array_equal(features, alone.ranking_.argsort()[:3])
+    assert search.best_estimator_.nuisance_share_ is not None
+
+
+def test_nuisance_for_a_selector_without_it_is_refused():
+    from sklearn.feature_selection import SelectKBest
+
+    X, _, batch = _batch_data()
+    search = LabelFreeSearch(SelectKBest(), {"k": [1]}, n_clusters=3, n_features_to_select=1)
+    with pytest.raises(InvalidParameterError, match=r"^nuisance: SelectKBest\.fit takes no "
+                                                    r"nuisance variables"):
+        search.fit(X, nuisance=batch)

@@ -144,3 +144,42 @@ def test_the_warnings_point_at_the_line_that_called_fit():
     with pytest.warns(NuisanceWarning) as record:  # a level of one sample
         fit(np.array(["a", "a", "a", "b"]), 4)
     assert [(w.filename, w.lineno) for w in record] == [(__file__, line + 3)]
+
+
+def test_masked_values_are_refused_by_column_and_sample():
+    # np.asarray drops the mask: the hidden values were coded as if given
+    labels = np.arange(8) % 2
+    refused(np.ma.masked_array(labels, mask=np.arange(8) == 3), 8,
+            "nuisance column 0 has a masked (missing) value at sample 3 (0-based; 1 in "
+            "all): give every sample a value, or drop those samples")
+    two = np.column_stack([labels, np.arange(8) % 4])
+    mask = np.zeros_like(two, dtype=bool)
+    mask[5, 1] = mask[6, 0] = True  # the first masked value by sample is in column 1
+    refused(np.ma.masked_array(two, mask=mask), 8,
+            "nuisance column 1 has a masked (missing) value at sample 5 (0-based; 2 in "
+            "all): give every sample a value, or drop those samples")
+    # nothing masked: coded as the arrays themselves, 1-D and 2-D, labels and covariates
+    for plain in (labels, two, np.linspace(0.0, 1.0, 8), np.array(list("abababab"))):
+        np.testing.assert_array_equal(code_nuisance(np.ma.masked_array(plain), 8),
+                                      code_nuisance(plain, 8))
+
+
+def test_a_covariate_of_zeros_is_constant_without_a_division_by_zero():
+    # the largest magnitude scales a covariate first; of an all-zero column it is 0,
+    # which must not be divided by (0/0: a RuntimeWarning and NaN before the drop)
+    Z = np.column_stack([np.zeros(6), np.arange(6.0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.warns(NuisanceWarning, match=r"column\(s\) \[0\] do not vary"):
+            coded = code_nuisance(Z, 6)
+    centred = np.arange(6.0) - 2.5
+    np.testing.assert_allclose(coded[:, 0], centred / np.sqrt(np.mean(centred**2)))
+
+
+def test_an_iterator_is_named_as_such():
+    refused((level for level in [0, 1, 0, 1]), 4,
+            "nuisance is an iterator (generator), read once and of no length: pass a list "
+            "or an array of one row per sample")
+    refused(iter([0, 1, 0, 1]), 4,
+            "nuisance is an iterator (list_iterator), read once and of no length: pass a "
+            "list or an array of one row per sample")

@@ -275,3 +275,16 @@ def test_the_users_csv_keeps_every_cluster_feature_and_no_batch_feature(tmp_path
     assert est.schedule_ == "nuisance_adjusted"
     assert set(range(8)) <= set(np.flatnonzero(est.support_))
     assert np.all(est.nuisance_share_[8:18] > 0.3)  # Z explains the batch features
+
+
+@pytest.mark.parametrize("key, what", [("X", "the features"), ("y", "the labels"),
+                                       ("feature_names", "the feature names")])
+def test_an_archive_array_that_is_already_read_is_not_z(tmp_path, key, what):
+    # the features taken as Z fitted without a word (exit 0 from the command)
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "d.npz", X=rng.random((30, 6)), y=np.arange(30) % 3,
+             feature_names=np.array(list("abcdef")), batch=np.arange(30) % 2)
+    with pytest.raises(DatasetError, match=rf"d\.npz: array '{key}' holds {what}; the "
+                                           r"nuisance variables are another array"):
+        load_file(tmp_path / "d.npz", nuisance=key)
+    assert load_file(tmp_path / "d.npz", nuisance="batch").nuisance.shape == (30,)

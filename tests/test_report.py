@@ -186,3 +186,20 @@ def test_figures_without_a_curve_to_draw_have_no_legend_and_no_error(tmp_path):
 
     written = figures([], {}, tmp_path)
     assert {p.name for p in written} >= {"acc_vs_features.png", "nmi_vs_features.png"}
+
+
+def test_a_skipped_entry_among_good_ones_is_one_warning_line(tmp_path):
+    import subprocess
+    import sys
+
+    root = stored(tmp_path, entry(0.5, params={"beta": 1.0}), entry(0.6, params={"beta": 2.0}))
+    good = sorted(root.glob("*.json"))[0]
+    (root / "00000000000000aa.json").write_text(good.read_text()[:300])
+    out = subprocess.run([sys.executable, "-m", "causefs.app.report", "--store", str(root),
+                          "--out", str(tmp_path / "out"), "--no-figures"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0
+    assert out.stderr.splitlines() == [
+        f"causefs-report: warning: StoreWarning: skipped invalid store entry "
+        f"{root / '00000000000000aa.json'}: not valid JSON "
+        + out.stderr.split(": not valid JSON ", 1)[1].strip()]

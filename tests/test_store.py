@@ -798,3 +798,49 @@ def test_a_claim_left_by_a_dead_process_names_only_its_new_holder(store):
     finally:
         holder.kill()
         holder.communicate()  # reads and closes its pipe
+
+
+def test_a_claim_that_is_a_hard_link_is_moved_aside_and_the_linked_file_kept(
+        store, tmp_path, monkeypatch):
+    # a hard link is a regular file: truncating and writing the claim wrote into the
+    # file it links to (a user's file, in a shared store)
+    key = job_key(JOB)
+    store.root.mkdir(parents=True)
+    mine = tmp_path / "my_notes.txt"
+    mine.write_text("keep me")
+    os.link(mine, store.root / f"{key}.claim")
+    monkeypatch.setattr(time, "strftime", lambda _: "20260101T000000")
+    moved = store.root / INVALID_DIR / f"{key}.claim.20260101T000000.invalid"
+    with pytest.warns(StoreWarning) as record, store.claim(key) as claim:
+        assert claim.held
+        assert os.stat(store.root / f"{key}.claim").st_nlink == 1
+    assert mine.read_text() == "keep me"
+    assert [str(w.message) for w in record] == [
+        f"{store.root / f'{key}.claim'}: a hard link to another file (2 links), moved to "
+        f"{moved}"]
+
+
+def test_a_hard_link_made_under_a_claims_name_after_the_check_is_not_written(
+        store, tmp_path, monkeypatch):
+    # linked again between the check and the open, twice: the job runs unclaimed
+    key = job_key(JOB)
+    store.root.mkdir(parents=True)
+    claim_path, mine = store.root / f"{key}.claim", tmp_path / "my_notes.txt"
+    mine.write_text("keep me")
+    real_open = os.open
+
+    def linking_open(path, *args, **kwargs):
+        if Path(path) == claim_path and not os.path.lexists(path):
+            os.link(mine, path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", linking_open)
+    with pytest.warns(StoreWarning) as record, store.claim(key) as claim:
+        assert claim.held
+    assert mine.read_text() == "keep me"
+    messages = [str(w.message) for w in record]
+    assert "a hard link to another file (2 links), moved to" in messages[0]
+    assert messages[1:] == [
+        f"results store {store.root} cannot open {key}.claim (a hard link to another file, "
+        "made again after it was moved aside): the job runs unclaimed, and concurrent "
+        "sweeps may compute it twice"]

@@ -45,6 +45,7 @@ from ..numerics.scaling import scale_features
 from ..selectors import Selector, accepts_nuisance, ranking_from_scores
 from .config_checks import (ConfigError, check_against_data, check_config,
                             check_nuisance_against_data, check_store_writable, make_method)
+from .commands import one_line_warnings
 from .configs import register_configs
 from .evaluation import causal_recovery, evaluate_ranking, evaluate_shift
 from .provenance import code_identity, versions
@@ -422,6 +423,11 @@ def hydra_error_message(error: Exception) -> str:
                     "schedule, e.g. schedule=full schedule.name=mine)")
         return (f"{given}: {cause.full_key} is not a key of the configuration{hint}; "
                 f"+{given} would add it")
+    unparsed = re.match(r"\w*(?:NoViableAlt|Lexer|Parse)\w*: (\S+?)=(.*)", str(error))
+    if unparsed:  # Hydra's grammar refused a value: ~, non-ASCII letters, ...
+        key, value = unparsed.groups()
+        return (f"{key}={value}: the command line cannot read this value as it is; quote "
+                f"it, as '{key}=\"{value}\"' (with the single quotes, for the shell)")
     text = str(error).split("Config search path:")[0]
     text = re.sub(r":\s*\n\t", ": ", text)
     text = re.sub(r"\n\t", ", ", text)
@@ -438,30 +444,24 @@ def _main(cfg: DictConfig) -> None:
         fail(str(error))
 
 
-def one_line_warning(message, category, filename, lineno, line=None) -> str:
-    """A warning as the command prints it: one line, ``causefs: warning: ...`` (the
-    library's warnings name the file, plugin or block they are about)."""
-    text = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
-    return f"causefs: warning: {category.__name__}: {text}\n"
-
-
 def main() -> None:
     """The ``causefs`` command (after :func:`causefs.app.commands.causefs`)."""
-    warnings.formatwarning = one_line_warning  # before the plugins load and may warn
-    register_configs()
-    # Hydra prints its own errors (an override it cannot parse or apply) over several
-    # lines and exits 1 unless HYDRA_FULL_ERROR is set; set, they reach the handler below
-    user_choice = os.environ.get("HYDRA_FULL_ERROR")
-    os.environ["HYDRA_FULL_ERROR"] = "1"
-    try:
-        _main()
-    except HYDRA_ERRORS as error:
-        if user_choice or os.environ.get(DEBUG_ENV_VAR):
-            raise
-        fail(hydra_error_message(error))
-    finally:
-        if user_choice is None:
-            os.environ.pop("HYDRA_FULL_ERROR", None)
+    with one_line_warnings("causefs"):  # before the plugins load and may warn
+        register_configs()
+        # Hydra prints its own errors (an override it cannot parse or apply) over
+        # several lines and exits 1 unless HYDRA_FULL_ERROR is set; set, they reach the
+        # handler below
+        user_choice = os.environ.get("HYDRA_FULL_ERROR")
+        os.environ["HYDRA_FULL_ERROR"] = "1"
+        try:
+            _main()
+        except HYDRA_ERRORS as error:
+            if user_choice or os.environ.get(DEBUG_ENV_VAR):
+                raise
+            fail(hydra_error_message(error))
+        finally:
+            if user_choice is None:
+                os.environ.pop("HYDRA_FULL_ERROR", None)
 
 
 if __name__ == "__main__":  # python -m causefs.app.cli

@@ -7,9 +7,27 @@ import, and ``causefs --version`` answers without Hydra.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import warnings
 
 from ..core.extras import MissingDependencyError, require
+
+
+@contextlib.contextmanager
+def one_line_warnings(command: str):
+    """Within it, every warning is printed as one line, ``<command>: warning: <category>:
+    <text>``, as the command's errors are (the library's warnings name the file, plugin
+    or block they are about; Python's default form adds the library's source line)."""
+    def one_line(message, category, filename, lineno, line=None) -> str:
+        text = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+        return f"{command}: warning: {category.__name__}: {text}\n"
+
+    previous, warnings.formatwarning = warnings.formatwarning, one_line
+    try:
+        yield
+    finally:
+        warnings.formatwarning = previous
 
 
 def _missing(command: str, error: MissingDependencyError) -> int:

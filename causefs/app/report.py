@@ -33,6 +33,7 @@ from ..core.extras import MissingDependencyError, require
 from ..core.validation import InvalidParameterError
 from ..model_selection import CRITERIA
 from ..selectors import get_selector
+from .commands import one_line_warnings
 from .label_free import choose as choose_without_labels, stored_data
 from .run_report import write_run_report
 from .store import ResultStore, StoreError, canonical, write_json_atomic
@@ -594,15 +595,16 @@ def main(argv=None):
                         help="report one result.json (any run's) instead of a store")
     args = parser.parse_args(argv)
     tune = tuple(name for name in args.tune.split(",") if name)
-    try:
-        if args.result is not None:
-            text = report_result_file(args.result, args.out, args.data_dir,
-                                      not args.no_figures)
-        else:
-            text = report(args.store, args.out, args.rho, args.data_dir,
-                          not args.no_figures, args.main, tune, args.choose)
-    except (OSError, ValueError, MissingDependencyError) as error:  # StoreError, --out
-        parser.exit(2, f"{parser.prog}: error: {error}\n")  # a user error: as causefs's
+    with one_line_warnings(parser.prog):  # a skipped store entry: one line, as errors
+        try:
+            if args.result is not None:
+                text = report_result_file(args.result, args.out, args.data_dir,
+                                          not args.no_figures)
+            else:
+                text = report(args.store, args.out, args.rho, args.data_dir,
+                              not args.no_figures, args.main, tune, args.choose)
+        except (OSError, ValueError, MissingDependencyError) as error:  # StoreError, --out
+            parser.exit(2, f"{parser.prog}: error: {error}\n")  # a user error: as causefs's
     try:
         print(text)
         sys.stdout.flush()

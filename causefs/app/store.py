@@ -306,13 +306,25 @@ class ResultStore:
             os.close(handle)  # releases the lock
 
     def _open_claim(self, key: str, path: Path) -> int:
-        """The claim file's descriptor; anything but a regular file there is moved aside
-        first."""
-        if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
-            moved = self.move_aside(key, ".claim")
-            warnings.warn(f"{path}: not a regular file, moved to {moved}", StoreWarning,
-                          stacklevel=4)
-        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW, 0o666)
+        """The claim file's descriptor; anything but a regular file of one link there is
+        moved aside first: a claim is truncated and written, and a hard link would make
+        that write land in the file it links to."""
+        for _ in range(2):  # moved aside, then made anew
+            if os.path.lexists(path):
+                info = os.lstat(path)
+                if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+                    what = "not a regular file" if not stat.S_ISREG(info.st_mode) else \
+                        f"a hard link to another file ({info.st_nlink} links)"
+                    moved = self.move_aside(key, ".claim")
+                    warnings.warn(f"{path}: {what}, moved to {moved}", StoreWarning,
+                                  stacklevel=4)
+            handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW,
+                             0o666)
+            if os.fstat(handle).st_nlink <= 1:  # linked between the check and the open
+                return handle
+            os.close(handle)
+        raise PermissionError(errno.EPERM, "a hard link to another file, made again "
+                              "after it was moved aside", str(path))
 
     def put(self, key: str, result: dict, spec: dict | None = None) -> Path:
         """Store ``result`` under ``key`` with the schema version and the job ``spec``

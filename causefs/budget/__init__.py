@@ -8,9 +8,10 @@ the same way (a part that declares nothing counts as free).
 """
 
 from .fit import EXPECTED_ITERATIONS, FitEstimate, estimate_fit, expected_iterations
-from .memory import MemoryEstimate, MemoryLimitError, check_memory, parse_memory_limit
+from .memory import (MemoryEstimate, MemoryLimitError, check_memory, parse_memory_limit,
+                     per_feature_floor)
 from .runtime import ANNOUNCED_FIT_SECONDS, LONG_FIT_SECONDS
 
 __all__ = ["ANNOUNCED_FIT_SECONDS", "EXPECTED_ITERATIONS", "FitEstimate", "LONG_FIT_SECONDS",
            "MemoryEstimate", "MemoryLimitError", "check_memory", "estimate_fit",
-           "expected_iterations", "parse_memory_limit"]
+           "expected_iterations", "parse_memory_limit", "per_feature_floor"]

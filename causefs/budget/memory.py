@@ -39,6 +39,22 @@ class MemoryEstimate:
         return max(self.phases, key=self.phases.get)
 
 
+#: floats a feature every fit holds whatever its schedule: a row of W (h floats, counted
+#: apart), and the feature's range, scale, score, rank, support and column pointer
+PER_FEATURE_FLOATS = 8
+
+
+def per_feature_floor(n_features: int, n_clusters: int) -> MemoryEstimate:
+    """The least memory of any fit of ``n_features`` features: ``(h + 8)`` floats a
+    feature (:data:`PER_FEATURE_FLOATS`). Checked before the data are scanned, so that
+    data of billions of (mostly empty) columns are refused before the scan allocates
+    per-column arrays; the fit's own estimate, later, is above it."""
+    return MemoryEstimate(resident=0, phases={
+        "per-feature arrays": (n_clusters + PER_FEATURE_FLOATS) * 8 * n_features},
+        advice={"per-feature arrays": "drop the features that hold no value (empty "
+                                      "columns) first"})
+
+
 def available_memory() -> int | None:
     """Bytes of memory available now (Linux/macOS ``sysconf``), or None if unknown."""
     try:

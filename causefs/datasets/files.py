@@ -149,8 +149,11 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path):
                        else np.lib.format.read_array_header_2_0)
         shape, _, dtype = read_header(member)
     if dtype.hasobject:
-        raise DatasetError(f"{path} holds object (pickled) arrays, which are never loaded: "
-                           "store numeric arrays only")
+        # np.savez of a scipy.sparse matrix stores it so, as a 0-d object array
+        sparse = " (a scipy.sparse matrix saved with np.savez? save X.toarray(), or fit it " \
+                 "from Python, where CauseFS().fit takes sparse X)" if shape == () else ""
+        raise DatasetError(f"{path}: array {info.filename[:-4]!r} is an object (pickled) "
+                           f"array, which is never loaded{sparse}: store numeric arrays only")
     size = math.prod(shape) * dtype.itemsize
     if size > info.file_size:
         raise DatasetError(f"{path}: array {info.filename[:-4]!r} declares shape {shape} "
@@ -504,6 +507,12 @@ def load_file(path: str | os.PathLike, label_column: int | str | None = None,
         X, y = _orient(X, y, source)
         _check_values(X, y, source, key)
         names = _feature_names(contents, X.shape[1], source)
+        taken = {key: "the features", **{k: "the labels" for k in label_keys[:1]},
+                 FEATURE_NAMES_KEY: "the feature names"}
+        if isinstance(nuisance, str) and nuisance in taken:
+            raise DatasetError(f"{source}: array {nuisance!r} holds {taken[nuisance]}; the "
+                               "nuisance variables are another array of the file (the "
+                               "batch, site or camera of each sample)")
         Z = None if nuisance is None else _archive_nuisance(contents, nuisance, source)
         if Z is not None and suffix == ".mat":
             Z = _labels_where_whole(Z)

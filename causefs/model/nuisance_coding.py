@@ -41,6 +41,17 @@ def _columns(Z) -> list:
     """The columns of Z as 1-D arrays (a DataFrame's keep their own dtypes)."""
     if sp.issparse(Z):
         raise ValueError("nuisance: a sparse matrix is not supported; pass a dense array")
+    if hasattr(Z, "__next__"):  # np.asarray makes one object of an iterator
+        raise ValueError(f"nuisance is an iterator ({type(Z).__name__}), read once and of "
+                         "no length: pass a list or an array of one row per sample")
+    if np.ma.isMaskedArray(Z):  # np.asarray would drop the mask and keep hidden values
+        masked = np.argwhere(np.ma.getmaskarray(Z))
+        if masked.size:
+            column = masked[0][1] if masked.shape[1] > 1 else 0
+            raise ValueError(f"nuisance column {column} has a masked (missing) value at "
+                             f"sample {masked[0][0]} (0-based; {len(masked)} in all): give "
+                             "every sample a value, or drop those samples")
+        Z = np.ma.getdata(Z)
     if hasattr(Z, "iloc") and len(getattr(Z, "shape", ())) == 2:  # a pandas DataFrame
         return [np.asarray(Z.iloc[:, j]) for j in range(Z.shape[1])]
     try:
@@ -130,9 +141,9 @@ def code_nuisance(Z, n_samples: int, *, without: str = "pass nuisance=None") -> 
     ------
     ValueError
         A sparse or 3-D input, rows of different lengths, a length other than
-        ``n_samples``, missing or infinite values, a dtype that is neither labels nor
-        numbers, no column that varies (one level, or a constant covariate), or more
-        columns than the samples can estimate (q >= n_samples - 1).
+        ``n_samples``, missing (or masked) or infinite values, a dtype that is neither
+        labels nor numbers, no column that varies (one level, or a constant covariate),
+        or more columns than the samples can estimate (q >= n_samples - 1).
 
     Warns
     -----
