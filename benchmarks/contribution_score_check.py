@@ -7,8 +7,10 @@
 The paper ranks features by ``||W_f||``, whose size is in units of ``1 / x_f``: a feature
 of small spread needs a large row to count. Its contribution to ``X W`` is ``x_f W_f``, of
 size ``sd(x_f) ||W_f||`` (centred). Both rankings are read from the same default fits
-(``CauseFS(n_clusters=<classes>, n_features_to_select=20, random_state=0)`` on the
-min-max scaled data), on the development benchmark's 13 datasets, whole and on its three
+(``CauseFS(n_clusters=<classes>, n_features_to_select=20, random_state=0)``, as a user
+calls it: its min-max scaling scales each subsample again, where the development
+benchmark hands its methods the whole dataset's scaling), on the development
+benchmark's 13 datasets, whole and on its three
 seeded 80 % subsamples (``benchmarks/dev_benchmark.py``'s loader and subsamples), and on
 the wide stand-ins of ``benchmarks/wide_data.py`` (seeds 0 and 1); k-means x 20 on each
 top 20, ACC in %. Every job is one JSON file written atomically, so a re-run resumes.
