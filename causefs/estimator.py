@@ -690,9 +690,14 @@ def check_finite(X) -> None:
     bad = ~np.isfinite(values)
     if not bad.any():
         return
-    dense = X.toarray() if sp.issparse(X) else X  # only on the error path
-    row, column = np.argwhere(~np.isfinite(dense))[0]
-    value = dense[row, column]
+    if sp.issparse(X):  # the stored entries' coordinates: X is never densified
+        coo = X.tocoo()
+        rows, columns = coo.row[bad], coo.col[bad]
+        first = np.lexsort((columns, rows))[0]
+        row, column, value = rows[first], columns[first], values[bad][first]
+    else:
+        row, column = np.argwhere(bad)[0]
+        value = X[row, column]
     kind = "NaN" if np.isnan(value) else "infinity" if value > 0 else "-infinity"
     raise ValueError(f"X holds {kind} at sample {row}, feature {column} (0-based; "
                      f"{int(bad.sum())} non-finite value(s) in all): CAUSE-FS needs finite "

@@ -49,7 +49,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .core.validation import Interval, InvalidParameterError, check_choice, check_value
-from .estimator import CollapseWarning
+from .estimator import CollapseWarning, check_aligned
 from .model.nuisance_coding import code_nuisance
 from .numerics.nuisance_effects import nuisance_regression
 from .numerics.scaling import scale_features
@@ -312,6 +312,7 @@ class LabelFreeSearch(SelectorMixin, BaseEstimator):
         check_choice("criterion", self.criterion, CRITERIA)
         check_value("n_neighbors", self.n_neighbors, Interval(int, 1))
         check_value("max_samples", self.max_samples, Interval(int, 2))
+        check_aligned(X, nuisance)  # before X's pandas index is dropped
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64,
                           ensure_min_samples=2)
         k, n_clusters = self._resolved(X.shape[1])

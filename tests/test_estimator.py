@@ -287,3 +287,16 @@ def test_nuisance_with_another_pandas_index_than_x_is_refused():
         np.testing.assert_array_equal(CauseFS(**FAST).fit(X, nuisance=same).scores_, aligned)
     realigned = Z.sample(frac=1, random_state=0).loc[X.index]
     np.testing.assert_array_equal(CauseFS(**FAST).fit(X, nuisance=realigned).scores_, aligned)
+
+
+def test_a_nan_in_wide_sparse_data_is_named_without_densifying():
+    # the message's search densified X: 80 GB at 100,000 x 100,000
+    rows = np.array([5, 70_000, 70_000, 99_999])
+    columns = np.array([7, 12_345, 3, 0])
+    values = np.array([1.0, np.nan, np.inf, 2.0])
+    X = sp.csr_array((values, (rows, columns)), shape=(100_000, 100_000))
+    with pytest.raises(ValueError, match=r"^X holds infinity at sample 70000, feature 3 "
+                                         r"\(0-based; 2 non-finite value\(s\) in all\)"):
+        CauseFS(n_clusters=2).fit(X)
+    with pytest.raises(ValueError, match=r"^X holds infinity at sample 70000, feature 3 "):
+        CauseFS(n_clusters=2).fit(X.tocsc())

@@ -310,3 +310,13 @@ def test_nuisance_for_a_selector_without_it_is_refused():
     with pytest.raises(InvalidParameterError, match=r"^nuisance: SelectKBest\.fit takes no "
                                                     r"nuisance variables"):
         search.fit(X, nuisance=batch)
+
+
+def test_nuisance_with_another_pandas_index_than_x_is_refused_before_x_loses_it():
+    pd = pytest.importorskip("pandas")
+    X, _, batch = _batch_data()
+    frame = pd.DataFrame(X, index=[f"s{i}" for i in range(90)])
+    Z = pd.Series(batch, index=frame.index).sample(frac=1, random_state=0)
+    search = LabelFreeSearch(CauseFS(n_clusters=3, n_features_to_select=3), {"alpha": [1.0]})
+    with pytest.raises(ValueError, match=r"^nuisance has a pandas index other than X's"):
+        search.fit(frame, nuisance=Z)

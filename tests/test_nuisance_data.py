@@ -288,3 +288,15 @@ def test_an_archive_array_that_is_already_read_is_not_z(tmp_path, key, what):
                                            r"nuisance variables are another array"):
         load_file(tmp_path / "d.npz", nuisance=key)
     assert load_file(tmp_path / "d.npz", nuisance="batch").nuisance.shape == (30,)
+
+
+def test_a_csv_column_named_twice_as_z_is_refused(tmp_path):
+    # ["batch", 4] named one column twice: Z held it twice, without a word
+    lines = ["a,b,c,d,batch"] + [f"{i},{i % 3},{i % 5},{2 * i},{i % 2}" for i in range(12)]
+    (tmp_path / "t.csv").write_text("\n".join(lines) + "\n")
+    for twice in (["batch", 4], ["batch", "batch"], [4, -1]):
+        with pytest.raises(DatasetError, match=r"t\.csv: nuisance names column 4 \('batch'\) "
+                                               r"more than once .*name each nuisance column "
+                                               r"once$"):
+            load_file(tmp_path / "t.csv", nuisance=twice)
+    assert load_file(tmp_path / "t.csv", nuisance=["batch"]).nuisance.shape == (12, 1)

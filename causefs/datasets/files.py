@@ -375,6 +375,11 @@ def _load_csv(path: Path, label_column, nuisance):
     if column in side:
         raise DatasetError(f"{path}: column {column} cannot hold both the labels and a "
                            "nuisance variable")
+    twice = sorted({c for c in side if side.count(c) > 1})
+    if twice:
+        named = f" ({header[twice[0]]!r})" if header else ""
+        raise DatasetError(f"{path}: nuisance names column {twice[0]}{named} more than "
+                           f"once ({nuisance!r}): name each nuisance column once")
     numeric = [j for j in range(width) if j not in side]
     table = _read_csv(path, skip, numeric)
     if column is None and width - 1 not in side:
