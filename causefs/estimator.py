@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .blocks.initialization.initial_graphs import InitialFusedGraphBlock
 from .budget import ANNOUNCED_FIT_SECONDS, LONG_FIT_SECONDS, check_memory, per_feature_floor
 from .core.progress import Heartbeat
+from .core.validation import masked_positions
 from .engine import build_parts, estimate, objective_spec, run_cause_fs, uses_nuisance
 from .model.diagnostics import weight_diagnostics
 from .model.nuisance_coding import NuisanceWarning, code_nuisance
@@ -657,8 +658,9 @@ def check_structure(X) -> None:
     word over several lines: masked values (``np.asarray`` drops the mask), data that are
     not 2-D, and sparse matrices whose index arrays are corrupt (SciPy's own operations
     on them may crash the interpreter)."""
-    if np.ma.isMaskedArray(X) and np.ma.getmaskarray(X).any():
-        where = np.argwhere(np.ma.getmaskarray(X))[0]
+    masked = masked_positions(X)
+    if masked.size:
+        where = masked[0]
         at = f"sample {where[0]}" + (f", feature {where[1]}" if where.size > 1 else "")
         raise ValueError(f"X holds a masked (missing) value at {at} (0-based): CAUSE-FS "
                          "needs every value; impute them (e.g. sklearn.impute."

@@ -34,7 +34,6 @@ chosen (fixed before the subsamples it was checked on), is in ``docs/RESULTS.md`
 
 from __future__ import annotations
 
-import inspect
 import time
 import warnings
 
@@ -54,7 +53,7 @@ from .model.nuisance_coding import code_nuisance
 from .numerics.nuisance_effects import nuisance_regression
 from .numerics.scaling import scale_features
 from .selectors.affinity import SpectralGraph, knn_affinity
-from .selectors.base import ranking_from_scores
+from .selectors.base import ranking_from_scores, takes_nuisance
 
 CRITERIA = ("mean_rank", "silhouette", "embedding_fit")
 #: the measures of a setting's top features each criterion reads
@@ -178,7 +177,8 @@ class LabelFreeCriterion:
         self.X = scale_features(Xc.toarray() if sp.issparse(Xc) else np.asarray(Xc),
                                 preprocessing)
         if nuisance is not None:
-            Z = nuisance[rows] - nuisance[rows].mean(axis=0)
+            Z = nuisance[rows]
+            Z = Z - Z.mean(axis=0)
             self.X = self.X - Z @ nuisance_regression(self.X, Z, shrink=False)
         if n_clusters >= self.X.shape[0]:
             raise InvalidParameterError(f"n_clusters={n_clusters}: needs more samples than "
@@ -318,7 +318,7 @@ class LabelFreeSearch(SelectorMixin, BaseEstimator):
         k, n_clusters = self._resolved(X.shape[1])
         fit_params = {}
         if nuisance is not None:
-            if "nuisance" not in inspect.signature(self.estimator.fit).parameters:
+            if not takes_nuisance(self.estimator.fit):
                 raise InvalidParameterError(
                     f"nuisance: {type(self.estimator).__name__}.fit takes no nuisance "
                     "variables; choose a selector that does (CauseFS) or pass none")

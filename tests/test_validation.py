@@ -265,3 +265,16 @@ def test_a_configuration_holds_scalars_lists_and_mappings_only():
         with pytest.raises(TypeError, match="cannot be written in a configuration"):
             config_value(value)
     assert isinstance(config_value({"m": {}}), Mapping)
+
+
+def test_masked_positions_lists_the_masked_values_in_row_order():
+    from causefs.core.validation import masked_positions
+
+    mask = np.zeros((3, 4), dtype=bool)
+    mask[2, 0] = mask[1, 3] = True
+    values = np.ma.masked_array(np.arange(12.0).reshape(3, 4), mask=mask)
+    assert masked_positions(values).tolist() == [[1, 3], [2, 0]]
+    assert masked_positions(np.ma.masked_array([1, 2, 3], mask=[0, 1, 0])).tolist() == [[1]]
+    # nothing masked, or not a masked array: none, whatever the shape
+    for plain in (np.ma.masked_array(np.ones((2, 2))), np.ones((2, 2)), [1, 2]):
+        assert masked_positions(plain).size == 0

@@ -22,6 +22,8 @@ import types
 import typing
 from collections.abc import Mapping
 
+import numpy as np
+
 
 class InvalidParameterError(ValueError, TypeError):
     """A parameter or option value that is not allowed; the message names it.
@@ -189,6 +191,13 @@ def same_value(a, b) -> bool:
         return isinstance(a, (int, float)) and isinstance(b, (int, float)) \
             and not isinstance(a, bool) and not isinstance(b, bool) and math.isclose(a, b)
     return a == b
+
+
+def masked_positions(values) -> np.ndarray:
+    """Where a NumPy masked array holds masked values, as ``np.argwhere`` lists them
+    (first in row order); empty for anything else. ``np.asarray`` drops a mask and keeps
+    the hidden values, so data and nuisance variables are checked for it first."""
+    return np.argwhere(np.ma.getmask(values))  # the mask, or False: no position
 
 
 def check_value(name: str, value, *constraints):

@@ -28,6 +28,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from ..core.validation import masked_positions
+
 #: dtype kinds coded as categories (bool, signed and unsigned int, object, str, bytes)
 CATEGORICAL_KINDS = "biuOUS"
 
@@ -44,14 +46,12 @@ def _columns(Z) -> list:
     if hasattr(Z, "__next__"):  # np.asarray makes one object of an iterator
         raise ValueError(f"nuisance is an iterator ({type(Z).__name__}), read once and of "
                          "no length: pass a list or an array of one row per sample")
-    if np.ma.isMaskedArray(Z):  # np.asarray would drop the mask and keep hidden values
-        masked = np.argwhere(np.ma.getmaskarray(Z))
-        if masked.size:
-            column = masked[0][1] if masked.shape[1] > 1 else 0
-            raise ValueError(f"nuisance column {column} has a masked (missing) value at "
-                             f"sample {masked[0][0]} (0-based; {len(masked)} in all): give "
-                             "every sample a value, or drop those samples")
-        Z = np.ma.getdata(Z)
+    masked = masked_positions(Z)
+    if masked.size:
+        column = masked[0][1] if masked.shape[1] > 1 else 0
+        raise ValueError(f"nuisance column {column} has a masked (missing) value at "
+                         f"sample {masked[0][0]} (0-based; {len(masked)} in all): give "
+                         "every sample a value, or drop those samples")
     if hasattr(Z, "iloc") and len(getattr(Z, "shape", ())) == 2:  # a pandas DataFrame
         return [np.asarray(Z.iloc[:, j]) for j in range(Z.shape[1])]
     try:

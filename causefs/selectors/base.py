@@ -18,11 +18,16 @@ def ranking_from_scores(scores: np.ndarray) -> np.ndarray:
     return np.argsort(-np.asarray(scores, dtype=float), kind="stable")
 
 
+def takes_nuisance(function) -> bool:
+    """Whether ``function`` takes the ``nuisance`` keyword (by name or ``**kwargs``)."""
+    parameters = inspect.signature(function).parameters.values()
+    return any(p.name == "nuisance" or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
 def accepts_nuisance(selector) -> bool:
     """Whether ``selector.score`` takes the ``nuisance`` keyword (a plugin's selector
     written before it existed does not: it is then run without Z, as the baselines)."""
-    parameters = inspect.signature(selector.score).parameters.values()
-    return any(p.name == "nuisance" or p.kind is p.VAR_KEYWORD for p in parameters)
+    return takes_nuisance(selector.score)
 
 
 class Selector(Part, ABC):
