@@ -27,13 +27,13 @@ class GradientProjectionCGBackend(QPBackend):
 
     Parameters
     ----------
-    rtol : float
+    rtol : float, default=1e-9
         Relative optimality tolerance (Frank-Wolfe gap, or decrease per outer iteration).
-    max_iter : int
+    max_iter : int, default=5000
         Most products with ``P`` (the cost unit of the matrix-free solve).
-    projection_steps : int
+    projection_steps : int, default=5
         Most projected-gradient steps per phase.
-    cg_rtol : float
+    cg_rtol : float, default=1e-3
         A CG phase stops when the preconditioned residual norm falls below ``cg_rtol``
         times its initial value.
     """
