@@ -115,8 +115,10 @@ class _Solve:
             d, Pd, curvature = found
             self.x = np.maximum(self.x + d, 0.0)
             g = g + Pd
-            if curvature > 0:  # Barzilai-Borwein step for the next search
-                self.step = (d @ d) / curvature
+            # Barzilai-Borwein step for the next search; along a step without curvature
+            # (f linear there) as long as the arc allows: the step's own length would
+            # crawl towards a vertex the linear term pulls to
+            self.step = (d @ d) / curvature if curvature > 0 else np.inf
             new_zeros = self.x == 0
             settled = np.array_equal(new_zeros, zeros)
             zeros = new_zeros
