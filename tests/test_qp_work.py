@@ -52,9 +52,9 @@ def near_diagonal(n, rng, spread=2.0):
 
 @pytest.mark.parametrize("n", [2, 3, 5, 8, 20, 40])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("total", [1.0, 1e4])
+@pytest.mark.parametrize("total, scale", [(1.0, 1.0), (1e4, 1.0), (1.0, 1e-3)])
 def test_gpcg_solves_a_definite_problem_with_an_interior_minimizer_in_n_plus_2_products(
-        n, seed, total):
+        n, seed, total, scale):
     """``P`` positive definite, the minimizer ``m`` inside the simplex with the gradient
     0 there (``q = -P m``), exact CG (``cg_rtol=0``). From the uniform point: the product
     at x (1), one projected-gradient step that meets the sufficient decrease at once and
@@ -66,9 +66,10 @@ def test_gpcg_solves_a_definite_problem_with_an_interior_minimizer_in_n_plus_2_p
     on a face of two weights, a first trial step that fails). The count does not depend
     on the total (``sample_weights='mean_one'`` solves on the simplex of total n): the
     CG step's sum, kept in exact arithmetic, is off by rounding only, relative to the
-    step (about 1e-16 of it), at every total."""
+    step (about 1e-16 of it), at every total; nor on P's scale (the first trial step is
+    ``1 / max(diag P)``, 1000 for diagonals of about 1e-3)."""
     rng = np.random.default_rng(seed)
-    P = near_diagonal(n, rng)
+    P = scale * near_diagonal(n, rng)
     m = rng.dirichlet(np.full(n, 20.0)) * total
     qp, counted = counted_qp(P, -P @ m, total=total)
     result = GradientProjectionCGBackend(cg_rtol=0.0).solve(qp, np.full(n, total / n))
@@ -119,15 +120,18 @@ def test_gpcg_warm_started_on_the_minimizers_face_spends_the_faces_dimension(n, 
 
 @pytest.mark.parametrize("n, k", [(4, 2), (8, 4), (12, 5), (40, 8), (80, 10)])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_gpcg_from_the_uniform_point_finds_the_face_in_two_projected_steps(n, k, seed):
+@pytest.mark.parametrize("scale", [1.0, 1e-3])
+def test_gpcg_from_the_uniform_point_finds_the_face_in_two_projected_steps(n, k, seed,
+                                                                         scale):
     """From the uniform point, diagonals in [1, 2], multipliers of at least 0.5: the
     first projected step (``1 / max(diag P)``) zeroes the weights off the minimizer's
     face, the second finds the same zeros, which have then settled: the products at x
     (1), of the two steps (2), of CG on the face (at most k - 1), at the minimizer (1):
     at most k + 3 and the safeguard's one. Zeros compared with anything but the last
-    step's keep the projected steps going."""
+    step's keep the projected steps going. The same with P and q scaled by 1e-3 (the
+    first step scales with ``1 / max(diag P)``: a unit step would zero nothing)."""
     P, q, m, _ = face_problem(n, k, seed)
-    qp, counted = counted_qp(P, q)
+    qp, counted = counted_qp(scale * P, scale * q)
     result = GradientProjectionCGBackend(cg_rtol=0.0).solve(qp, np.full(n, 1.0 / n))
     assert result.converged
     assert counted.products <= k + 3 + 1
@@ -278,7 +282,8 @@ def test_gpcg_on_a_face_without_curvature_reaches_the_vertex(delta):
     bounds a step: a delta far below 1e-6 needs several."""
     P = np.diag([0.0, 0.0, 1.0])
     qp, counted = counted_qp(P, np.array([0.0, delta, 0.5]))
-    result = GradientProjectionCGBackend().solve(qp, np.full(3, 1.0 / 3))
+    with np.errstate(divide="raise", invalid="raise"):  # no division by 0 curvature
+        result = GradientProjectionCGBackend().solve(qp, np.full(3, 1.0 / 3))
     assert result.converged
     assert np.allclose(result.x, [1.0, 0.0, 0.0], rtol=0, atol=1e-9)
     assert counted.products <= 12
