@@ -17,6 +17,7 @@ from causefs.qp.cvxpy_backend import CvxpyBackend
 from causefs.qp.gradient_projection_cg import GradientProjectionCGBackend
 from causefs.qp.projected_gradient import ProjectedGradientBackend, lipschitz_estimate
 from causefs.testing import CountedBalance
+from test_qp import fista, value
 
 BACKENDS = {"projected_gradient": ProjectedGradientBackend,
             "gradient_projection_cg": GradientProjectionCGBackend, "cvxpy": CvxpyBackend}
@@ -29,9 +30,6 @@ def counted_qp(P, q, total=1.0, **options):
                    balance_weight=1.0, **options)
     return qp, counted
 
-
-def value(P, q, x):
-    return 0.5 * x @ P @ x + q @ x
 
 
 def near_diagonal(n, rng, spread=2.0):
@@ -309,29 +307,6 @@ def test_exact_cg_stops_at_an_exactly_zero_residual(m):
     assert np.array_equal(result.x, m)
 
 
-def simplex_projection(v, total):
-    """The Euclidean projection onto ``{x >= 0, sum(x) = total}`` by the sort rule."""
-    u = np.sort(v)[::-1]
-    sums = np.cumsum(u) - total
-    rho = np.flatnonzero(u - sums / np.arange(1, len(v) + 1) > 0)[-1]
-    return np.maximum(v - sums[rho] / (rho + 1), 0.0)
-
-
-def fista(P, q, total, x0, L, steps):
-    """FISTA on the simplex, step ``1/L``, the momentum reset when it points uphill,
-    ``(y - x_new)'(x_new - x) > 0``, or when f rose, ``f_new > f`` (O'Donoghue and Candes
-    2015): an f that did not change keeps the momentum."""
-    x = simplex_projection(x0, total)
-    y, t, f = x, 1.0, value(P, q, x)
-    for _ in range(steps):
-        x_new = simplex_projection(y - (P @ y + q) / L, total)
-        f_new = value(P, q, x_new)
-        if (y - x_new) @ (x_new - x) > 0 or f_new > f:
-            t = 1.0
-        t_next = (1.0 + np.sqrt(1.0 + 4.0 * t * t)) / 2.0
-        y = x_new + (t - 1.0) / t_next * (x_new - x)
-        x, f, t = x_new, f_new, t_next
-    return x
 
 
 @pytest.mark.parametrize("budget", [4, 6, 8])

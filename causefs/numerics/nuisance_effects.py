@@ -184,11 +184,8 @@ def cluster_evidence(X: np.ndarray, Z: np.ndarray, scores: np.ndarray, n_cluster
 
     Parameters
     ----------
-    X : ndarray of shape (n, d)
-    Z : ndarray of shape (n, q)
-    scores : ndarray of shape (d,)
-    n_clusters : int
-    top : int, default=4
+    X, Z, scores, n_clusters, top
+        As :func:`clusters_of_top_features`.
     n_init : int, default=8
         Starts of the clustering (more than a fit's step takes: the p-values are
         reported once).
