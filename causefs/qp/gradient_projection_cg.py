@@ -85,10 +85,9 @@ class _Solve:
         self.x = project_simplex(x0, qp.total)
         diagonal = qp.diagonal()
         # Jacobi's weights; a weight without curvature (a zero diagonal entry, P being
-        # PSD) gets the largest entry's: 1 / 0 would blow CG's directions up to inf
-        largest = diagonal.max(initial=0.0)
-        self.inverse_diagonal = 1.0 / np.where(diagonal > 0, diagonal,
-                                               largest if largest > 0 else 1.0)
+        # PSD) gets the largest entry's, 1 if none has any: 1 / 0 would blow CG's
+        # directions up to inf
+        self.inverse_diagonal = 1.0 / np.where(diagonal > 0, diagonal, diagonal.max() or 1.0)
         self.step = 1.0 / max(diagonal.max(), 1e-300)
         self.products = 0
 
