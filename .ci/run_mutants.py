@@ -48,15 +48,17 @@ SETS = {
                         "tests/test_descent_block_costs.py", "tests/test_blocks.py",
                         "tests/test_closed_forms.py", "tests/test_fast_paths.py",
                         "tests/test_reference_math.py", "tests/test_budget.py",
+                        "tests/test_documented_costs.py",
+                        "tests/test_documented_defaults.py",
                         "tests/test_option_checks.py::test_part_options_are_checked"]),
     "subproblems": (["causefs/model/subproblems.py", "causefs/numerics/conjugate_gradients.py"],
                     ["tests/test_subproblems.py", "tests/test_conjugate_gradients.py",
                      "tests/test_descent_block_costs.py",
                      "tests/test_descent_block_steps.py", "tests/test_closed_forms.py",
-                     "tests/test_objective.py"]),
+                     "tests/test_objective.py", "tests/test_documented_costs.py"]),
     "confounders": (["causefs/blocks/structure/confounders.py",
                      "causefs/blocks/initialization/initial_confounders.py"],
-                    ["tests/test_confounders_block.py",
+                    ["tests/test_confounders_block.py", "tests/test_documented_costs.py",
                      "tests/test_option_checks.py::test_part_options_are_checked"]),
     "initial_blocks": (["causefs/blocks/initialization/uniform_weights.py",
                         "causefs/blocks/initialization/initial_selection.py"],
@@ -88,7 +90,7 @@ SETS = {
                       "test_local_search_completes_rows_that_only_see_a_clique")]),
     "feature_groups": (["causefs/numerics/feature_clustering.py",
                         "causefs/blocks/initialization/correlation_groups.py"],
-                       ["tests/test_feature_groups.py",
+                       ["tests/test_feature_groups.py", "tests/test_documented_costs.py",
                         "tests/test_granular.py::test_groups_are_the_ward_cut_of_best_"
                         "calinski_harabasz",
                         "tests/test_granular.py::test_a_zero_w_makes_one_group_of_weight_one",
@@ -103,12 +105,15 @@ SETS = {
                         "causefs/blocks/base.py"],
                        ["tests/test_initial_blocks.py", "tests/test_balance_blocks.py",
                         "tests/test_blocks.py", "tests/test_contract_checks.py",
+                        "tests/test_documented_costs.py", "tests/test_documented_defaults.py",
                         "tests/test_closed_forms.py::test_sparse_spectral_embedding_matches_"
                         "dense_eigenvectors",
                         "tests/test_option_checks.py::test_part_options_are_checked"]),
     "qp": (["causefs/qp/base.py", "causefs/qp/problem.py", "causefs/qp/projected_gradient.py",
             "causefs/qp/gradient_projection_cg.py", "causefs/qp/cvxpy_backend.py"],
-           ["tests/test_qp.py", "tests/test_descent_block_steps.py", "tests/test_budget.py",
+           ["tests/test_qp.py", "tests/test_qp_work.py", "tests/test_descent_block_steps.py",
+            "tests/test_budget.py", "tests/test_documented_costs.py",
+            "tests/test_documented_defaults.py",
             "tests/test_closed_forms.py::test_mu_qp_is_the_objective_in_mu",
             "tests/test_option_checks.py::test_part_options_are_checked",
             "tests/test_option_checks.py::test_values_are_normalized_where_checked",
@@ -125,7 +130,8 @@ SETS = {
     "nuisance_blocks": (["causefs/blocks/nuisance/nuisance_adjustment.py",
                          "causefs/blocks/nuisance/nuisance_balance_weights.py",
                          "causefs/numerics/nuisance_effects.py"],
-                        ["tests/test_nuisance_blocks.py"]
+                        ["tests/test_nuisance_blocks.py", "tests/test_documented_costs.py",
+                         "tests/test_documented_defaults.py"]
                         + [f"tests/test_nuisance.py::{test}" for test in (
                             "test_effect_given_a_design_is_the_least_squares_coefficient",
                             "test_shrinkage_is_one_minus_the_inverse_f_statistic",
@@ -172,7 +178,8 @@ SETS = {
               + [f"causefs/kernels/{name}.py" for name in ("base", "linear", "rbf")],
               ["tests/test_terms.py", "tests/test_kernels.py", "tests/test_objective.py",
                "tests/test_kernels_qp.py", "tests/test_closed_forms.py",
-               "tests/test_reference_math.py",
+               "tests/test_reference_math.py", "tests/test_documented_costs.py",
+               "tests/test_documented_defaults.py",
                "tests/test_option_checks.py::test_part_options_are_checked", "-k",
                "not catches_a_wrong_term"]),
 }
@@ -205,7 +212,10 @@ def main(argv=None) -> int:
     parser.add_argument("set", choices=sorted(SETS))
     parser.add_argument("--dir", type=Path, help="work folder (default: a new temporary "
                                                   "one); give it again to resume")
-    args = parser.parse_args(argv)
+    parser.add_argument("mutants", nargs="*", help="run and judge only these mutants "
+                        "(names or patterns, as mutmut run takes them), e.g. the set's "
+                        "survivors after a test was added")
+    args = parser.parse_intermixed_args(argv)
     modules, tests = SETS[args.set]
     work = args.dir or Path(tempfile.mkdtemp(prefix=f"causefs-mutants-{args.set}-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -213,10 +223,11 @@ def main(argv=None) -> int:
     print(f"mutating {', '.join(modules)} in {work}", flush=True)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     start = time.perf_counter()
-    subprocess.run(["mutmut", "run"], cwd=work, env=env, stdout=subprocess.DEVNULL,
-                   check=True)
+    subprocess.run(["mutmut", "run", *args.mutants], cwd=work, env=env,
+                   stdout=subprocess.DEVNULL, check=True)
     print(f"mutmut ran in {time.perf_counter() - start:.0f} s", flush=True)
-    patterns = [module.removesuffix(".py").replace("/", ".") + "*" for module in modules]
+    patterns = args.mutants or [module.removesuffix(".py").replace("/", ".") + "*"
+                                for module in modules]
     return subprocess.run([sys.executable, ".ci/check_mutants.py", *patterns],
                           cwd=work).returncode
 

@@ -210,6 +210,24 @@ def test_calinski_harabasz_of_groups_of_equal_points_is_one():
     assert calinski_harabasz(rounding, labels) == 1.0
 
 
+def test_calinski_harabasz_of_points_all_zero_is_one_not_a_division_by_zero():
+    """W = 0 and the total 0: the W = 0 fallback (scikit-learn gives 1.0 too)."""
+    points, labels = np.zeros((6, 2)), np.array([0, 0, 1, 1, 2, 2])
+    assert calinski_harabasz_score(points, labels) == 1.0
+    with np.errstate(all="raise"):
+        assert calinski_harabasz(points, labels) == 1.0
+
+
+def test_of_cuts_of_equal_score_the_fewer_groups_win():
+    """Levels 0, 1 and 1 + 1e-7: two groups leave a W of rounding size only and three a W
+    of 0, both the fallback score 1.0; the docstring's tie rule takes two."""
+    values = np.repeat([0.0, 1.0, 1.0 + 1e-7], 2)[:, None]
+    tree = lambda: linkage(values, method="ward")  # noqa: E731
+    labels, scores = choose_groups(tree, values, max_groups=3)
+    assert scores == {2: 1.0, 3: 1.0}
+    np.testing.assert_array_equal(labels, [0, 0, 1, 1, 1, 1])
+
+
 def test_calinski_harabasz_is_scale_free_down_to_tiny_points():
     """A ratio of dispersions: points of size 1e-8 (squares 1e-16) score as at size 1."""
     rng = np.random.default_rng(3)

@@ -165,6 +165,12 @@ def test_the_rbf_kernel_is_built_from_the_median_bandwidths():
     np.testing.assert_allclose(op.dense(), expected, rtol=1e-10, atol=1e-12)
     rff = RBFKernel("rff", n_components=30).balance_operator(X, coding, K, seed=5)
     assert isinstance(rff, RandomFeatureRBFBalance)
+    # the random features are drawn from the seed, 0 by default (the docstring's)
+    drawn = {seed: RBFKernel("rff", n_components=30).balance_operator(X, coding, K, seed=seed)
+             for seed in (0, 1)}
+    default = RBFKernel("rff", n_components=30).balance_operator(X, coding, K)
+    assert np.array_equal(default.dense(), drawn[0].dense())
+    assert not np.array_equal(default.dense(), drawn[1].dense())
     assert RBFKernel().balance_operator(X, coding, np.zeros_like(K)).quad(v) == 0.0
 
 
@@ -336,3 +342,29 @@ def test_a_gram_of_a_plugins_operator_is_formed_only_when_both_costs_are_known()
     assert with_balance_form(operator, "auto", 4) is operator  # product cost unknown
     gram = with_balance_form(operator, "gram", 4)
     assert isinstance(gram, GramBalance) and gram.dense().dtype == np.float64
+
+
+class PricedBalance(PluginBalance):
+    """A plugin's operator whose Gram costs ``ratio`` products."""
+
+    def __init__(self, n, ratio):
+        super().__init__(n)
+        self.ratio = ratio
+
+    def product_flops(self):
+        return 1.0
+
+    def gram_flops(self):
+        return self.ratio
+
+
+def test_auto_forms_the_gram_only_when_it_costs_less_than_the_break_even_products():
+    """``GRAM_BREAK_EVEN_PRODUCTS``: the Gram when it costs *less* than that many
+    products; at exactly that many the products stay."""
+    from causefs.kernels import GramBalance, with_balance_form
+    from causefs.kernels.base import GRAM_BREAK_EVEN_PRODUCTS
+
+    at = PricedBalance(4, float(GRAM_BREAK_EVEN_PRODUCTS))
+    assert with_balance_form(at, "auto", 4) is at
+    below = PricedBalance(4, GRAM_BREAK_EVEN_PRODUCTS - 0.5)
+    assert isinstance(with_balance_form(below, "auto", 4), GramBalance)

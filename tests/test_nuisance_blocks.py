@@ -379,6 +379,34 @@ def test_the_clustering_options_reach_k_means_and_the_defaults_are_those_documen
         X[:, first], Z, 3, n_init=1, seed=3))
 
 
+def test_the_clusterings_default_starts_and_steps_are_the_documented_ones(monkeypatch):
+    """The defaults counted where they act (equal labels cannot show them: one start more
+    finds the same clusters on easy data): conditional_kmeans makes n_init = 4 starts of
+    at most max_iter = 30 alternations, clusters_of_top_features 4 starts and
+    cluster_evidence 8."""
+    from causefs.numerics import nuisance_effects
+
+    rng = np.random.default_rng(5)
+    B = rng.integers(0, 2, 40)
+    Z, X = code_nuisance(B, 40), rng.standard_normal((40, 6))
+    steps = []
+    lloyd = nuisance_effects._lloyd
+
+    def counted(X, Z, labels, k, max_iter):
+        steps.append(max_iter)
+        return lloyd(X, Z, labels, k, max_iter)
+
+    monkeypatch.setattr(nuisance_effects, "_lloyd", counted)
+    nuisance_effects.conditional_kmeans(X, Z, 2)
+    assert steps == [30] * 4
+    steps.clear()
+    nuisance_effects.clusters_of_top_features(X, Z, np.arange(6.0), 2)
+    assert steps == [30] * 4
+    steps.clear()
+    nuisance_effects.cluster_evidence(X, Z, np.arange(6.0), 2)
+    assert steps == [30] * 8
+
+
 def test_cluster_evidence_passes_its_starts_and_seed():
     from causefs.numerics.nuisance_effects import clusters_of_top_features
 
@@ -490,3 +518,18 @@ def test_the_effect_block_prices_both_parts_by_n_and_h_plus_4():
 def test_a_penalty_that_is_no_number_is_refused():
     with pytest.raises(InvalidParameterError, match="^penalty='a'"):
         balance_block(penalty="a")
+
+
+def test_nuisance_variables_of_zeros_explain_nothing():
+    """A Z of zero columns (no direction to regress on: every singular value is 0, as is
+    the bound they are compared with) has no effect and no share of any variance: zeros,
+    not the 0 / 0 of dividing by its singular values."""
+    from causefs.numerics.nuisance_effects import nuisance_regression
+
+    X = np.random.default_rng(8).standard_normal((20, 3))
+    Z = np.zeros((20, 2))
+    with np.errstate(all="raise"):
+        np.testing.assert_array_equal(nuisance_regression(X, Z), np.zeros((2, 3)))
+        np.testing.assert_array_equal(nuisance_regression(X, Z, shrink=False),
+                                      np.zeros((2, 3)))
+        np.testing.assert_array_equal(variance_share(X, Z), np.zeros(3))

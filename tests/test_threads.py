@@ -43,6 +43,21 @@ def test_the_machines_busy_seconds_are_read_from_proc_stat():
         assert own <= times.user + times.system
 
 
+def test_a_virtual_machines_guest_time_is_not_counted_twice(monkeypatch):
+    """proc(5): guest and guest_nice are already in user and nice. On a host that runs
+    virtual machines they are not 0: a /proc/stat whose guest columns count 40 and 9
+    ticks is busy for user + nice + system + irq + softirq + steal only."""
+    import io
+
+    from causefs.numerics import threads
+
+    line = b"cpu  100 20 30 1000 50 5 6 7 40 9\ncpu0 1 2 3 4 5 6 7 8 9 10\n"
+    monkeypatch.setattr(threads, "open", lambda path, mode="r": io.BytesIO(line),
+                        raising=False)
+    busy, _ = _cpu_seconds()
+    assert busy == (100 + 20 + 30 + 5 + 6 + 7) / os.sysconf("SC_CLK_TCK")
+
+
 def test_busy_cores_are_measured_once_an_interval_has_passed():
     clock = iter([0.0, BUSY_INTERVAL, 2 * BUSY_INTERVAL + 0.1])
     samples = iter([(10.0, 1.0), (10.5, 1.0), (10.5, 1.0)])

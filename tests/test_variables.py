@@ -66,6 +66,9 @@ def test_a_graph_is_column_stochastic_with_k_non_zeros_and_no_self_loop():
     # to round-off: a fit's graphs are float64, columns off by float32's rounding are not
     passes("G", G * (1 + 1e-12), state)
     refused("G", G * (1 + 1e-7), state, "G columns must sum to 1")
+    # the round-off allowed is 1e-9 (the check's tolerance, absolute)
+    passes("G", G * (1 + 0.9e-9), state)
+    refused("G", G * (1 + 2e-9), state, "G columns must sum to 1")
     # uneven columns: each sums to 1, the rows do not; its transpose has rows summing to 1
     w = np.linspace(0.1, 0.9, N)
     uneven = sp.csc_array((np.r_[w, 1 - w], (np.r_[(np.arange(N) + 1) % N,
@@ -115,6 +118,12 @@ def test_w_is_finite_and_f_has_orthonormal_columns():
     passes("F", F * (1 + 1e-12), state)  # round-off
     refused("F", F * (1 + 1e-6), state, "F is not orthonormal")
     refused("F", np.ones((N, H)) / np.sqrt(N), state, "F is not orthonormal")  # equal columns
+    # the bound is inclusive: columns (1, 0, ...) and (1e-8, 1, 0, ...) have F'F - I of
+    # exactly 1e-8 off the diagonal (1 + 1e-16 rounds to 1 on it)
+    edge = np.eye(N, H)
+    edge[0, 1] = 1e-8
+    assert np.abs(edge.T @ edge - np.eye(H)).max() == 1e-8
+    passes("F", edge, state)
 
 
 @pytest.mark.parametrize("sample_weights, total", [("mean_one", N), ("simplex", 1.0)])

@@ -115,12 +115,21 @@ class Kernel(Part, ABC):
     @abstractmethod
     def balance_operator(self, X: np.ndarray, coding: np.ndarray, K: np.ndarray,
                          seed: int = 0) -> BalanceOperator:
-        """Balance operator for data ``X`` (n, d), treatment coding (n, d), confounders K (d, d)."""
+        """Balance operator for data ``X`` (n, d), treatment coding (n, d), confounders K (d, d).
+
+        Parameters
+        ----------
+        X : ndarray or sparse matrix of shape (n, d)
+        coding : ndarray of shape (n, d)
+        K : ndarray of bool, shape (d, d)
+        seed : int, default=0
+            Seeds a kernel's random choices (the engine passes the fit's seed).
+        """
 
 
 def gram_bytes(size) -> float:
-    """Memory of the (n, n) Gram ``balance_form`` may form, and the row blocks it is built
-    from; 0 where it is not formed."""
+    """Memory of the (n, n) Gram ``balance_form`` may form, and the three row blocks of
+    512 rows it is built from (``n^2 + 1536 n`` floats); 0 where it is not formed."""
     n, form = size.n_samples, size.settings.balance_form
     if form == "gram" or (form == "auto" and gram_fits(n)):
         return (n * n + 3 * 512 * n) * _FLOAT

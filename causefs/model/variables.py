@@ -21,6 +21,8 @@ from ..core.state import Field
 # import: a mutation run (docs/MUTATION.md) reaches only what runs when a test calls it
 
 def _check_graphs(name: str, value, state):
+    """Sparse (n, n), non-negative, columns summing to 1 within 1e-9 (round-off), at most
+    k non-zeros a column and no self loop."""
     n, k = state.problem.n_samples, state.problem.n_neighbors
     graphs = value if isinstance(value, tuple) else (value,)
     for m, A in enumerate(graphs):

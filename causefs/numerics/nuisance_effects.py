@@ -122,6 +122,18 @@ def conditional_kmeans(X: np.ndarray, Z: np.ndarray, n_clusters: int, *, n_init:
     are k-means++ runs on X with Z's own association removed (conditioning), half on X as
     it is: the first finds clusters that Z would hide (a strong nuisance), the second
     those Z is tied to. The labels of the lowest sum of squares are returned.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    Z : ndarray of shape (n, q)
+        The coded nuisance variables.
+    n_clusters : int
+    n_init : int, default=4
+        Starts; each ends in at most ``max_iter`` alternations.
+    max_iter : int, default=30
+    seed : int, default=0
+        Seeds the starts' k-means++.
     """
     from sklearn.cluster import KMeans
 
@@ -141,7 +153,19 @@ def clusters_of_top_features(X: np.ndarray, Z: np.ndarray, scores: np.ndarray,
                              seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Cluster labels (n,) of :func:`conditional_kmeans` on the ``top * n_clusters``
     features of largest ``scores`` (the features a fit currently selects: sharper
-    clusters than all features give), and those features' indices."""
+    clusters than all features give), and those features' indices.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    Z : ndarray of shape (n, q)
+    scores : ndarray of shape (d,)
+    n_clusters : int
+    top : int, default=4
+        Features a cluster: the clustering sees ``top * n_clusters`` of them.
+    n_init : int, default=4
+    seed : int, default=0
+    """
     m = min(X.shape[1], top * n_clusters)
     chosen = np.argsort(-np.asarray(scores), kind="stable")[:m]
     return conditional_kmeans(X[:, chosen], Z, n_clusters, n_init=n_init, seed=seed), chosen
@@ -157,6 +181,15 @@ def cluster_evidence(X: np.ndarray, Z: np.ndarray, scores: np.ndarray, n_cluster
     centre with that feature's column left out (one assignment step of the same model).
     Without that, a noise feature among them looks as if it carried the clusters (they
     were fitted to it, a selection bias).
+
+    Parameters
+    ----------
+    X, Z, scores, n_clusters, top
+        As :func:`clusters_of_top_features`.
+    n_init : int, default=8
+        Starts of the clustering (more than a fit's step takes: the p-values are
+        reported once).
+    seed : int, default=0
     """
     labels, chosen = clusters_of_top_features(X, Z, scores, n_clusters, top=top,
                                               n_init=n_init, seed=seed)

@@ -27,13 +27,13 @@ class GradientProjectionCGBackend(QPBackend):
 
     Parameters
     ----------
-    rtol : float
+    rtol : float, default=1e-9
         Relative optimality tolerance (Frank-Wolfe gap, or decrease per outer iteration).
-    max_iter : int
+    max_iter : int, default=5000
         Most products with ``P`` (the cost unit of the matrix-free solve).
-    projection_steps : int
+    projection_steps : int, default=5
         Most projected-gradient steps per phase.
-    cg_rtol : float
+    cg_rtol : float, default=1e-3
         A CG phase stops when the preconditioned residual norm falls below ``cg_rtol``
         times its initial value.
     """
@@ -84,7 +84,10 @@ class _Solve:
         self.backend, self.qp, self.budget = backend, qp, budget
         self.x = project_simplex(x0, qp.total)
         diagonal = qp.diagonal()
-        self.inverse_diagonal = 1.0 / np.maximum(diagonal, 1e-300)
+        # Jacobi's weights; a weight without curvature (a zero diagonal entry, P being
+        # PSD) gets the largest entry's, 1 if none has any: 1 / 0 would blow CG's
+        # directions up to inf
+        self.inverse_diagonal = 1.0 / np.where(diagonal > 0, diagonal, diagonal.max() or 1.0)
         self.step = 1.0 / max(diagonal.max(), 1e-300)
         self.products = 0
 
@@ -115,8 +118,10 @@ class _Solve:
             d, Pd, curvature = found
             self.x = np.maximum(self.x + d, 0.0)
             g = g + Pd
-            if curvature > 0:  # Barzilai-Borwein step for the next search
-                self.step = (d @ d) / curvature
+            # Barzilai-Borwein step for the next search; along a step without curvature
+            # (f linear there) as long as the arc allows: the step's own length would
+            # crawl towards a vertex the linear term pulls to
+            self.step = (d @ d) / curvature if curvature > 0 else np.inf
             new_zeros = self.x == 0
             settled = np.array_equal(new_zeros, zeros)
             zeros = new_zeros

@@ -42,12 +42,12 @@ class ProjectedGradientBackend(QPBackend):
 
     Parameters
     ----------
-    rtol : float
+    rtol : float, default=1e-9
         Relative optimality tolerance (Frank-Wolfe gap, or improvement over a window).
-    max_iter : int
+    max_iter : int, default=20000
         Most products of the iterations: one each, and one more for every retry of a
         step whose quadratic bound failed.
-    stall_iter : int
+    stall_iter : int, default=200
         Iterations without a relative improvement of ``rtol`` before stopping.
     """
 

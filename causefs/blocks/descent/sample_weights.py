@@ -68,6 +68,9 @@ class SampleWeightsBlock(Block):
         The products: the solve's (:meth:`QPBackend.products` for ``max_products``)
         and, in float32, the float64 gradient at the warm start and its float32 twin
         (two) and the float64 values of the result and the warm start (one).
+
+        Declared: those products where the objective has a balance term (none without
+        one), and ``200 n (M k + 2)`` operations.
         """
         n, k = size.n_samples, size.n_neighbors
         products = self.qp.products(self.max_products)

@@ -26,6 +26,11 @@ def selection_cost(size, system: str = "auto") -> Cost:
     3 d^2 floats); the dual form the weighted data, ``C^-1 X~'`` and its blocks (about
     7 n d) and the n x n systems; conjugate gradients the weighted data and its copy in
     groups, and the (n, h) and (d, h) vectors of an iteration.
+
+    Declared: twice the form's multiply-adds (:func:`selection_system_cost`, M groups of
+    ``max(1, d // M)`` features) in flops; ``7 n d + 4 d^2`` floats for the primal form,
+    ``8 n d + 4 n^2`` for the dual and ``2 n d + (M + 8) n h + 8 d h`` for conjugate
+    gradients (upper bounds of the contents above).
     """
     n, d, h = size.n_samples, size.n_features, size.n_clusters
     M = max(size.n_granularities, 1)

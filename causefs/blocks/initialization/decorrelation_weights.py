@@ -47,11 +47,11 @@ class DecorrelationWeightsBlock(Block):
 
     Parameters
     ----------
-    penalty : float
+    penalty : float, default=0.1
         Weight of the spread penalty (0: decorrelation only).
-    max_iter : int
+    max_iter : int, default=300
         Projected-gradient iterations.
-    tol : float
+    tol : float, default=1e-6
         Stop when the relative decrease of the loss in an iteration is below tol.
     """
 
@@ -69,7 +69,9 @@ class DecorrelationWeightsBlock(Block):
         """At most ``max_iter`` iterations of two (n, d, d) products. Memory: the
         standardized data and the (n, d) temporaries of the loss and its gradient (about
         four (n, d) arrays at once), the (d, d) moments, and the weight vectors the
-        backtracking keeps (about eight of n)."""
+        backtracking keeps (about eight of n).
+
+        Declared: ``4 max_iter n d^2`` flops; ``4 n d + 3 d^2 + 8 n`` floats."""
         n, d = size.n_samples, size.n_features
         return Cost(flops=self.max_iter * 4.0 * n * d * d,
                     memory={"decorrelation_weights": (4 * n * d + 3 * d * d + 8 * n) * 8})

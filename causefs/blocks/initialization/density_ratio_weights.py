@@ -43,13 +43,13 @@ class DensityRatioWeightsBlock(Block):
 
     Parameters
     ----------
-    C : float
+    C : float, default=0.1
         Inverse regularization strength of the logistic regression.
-    max_ratio : float
+    max_ratio : float, default=10.0
         Largest weight relative to the mean.
-    max_pairs : int
+    max_pairs : int, default=5000
         Most feature pairs whose products the classifier sees.
-    seed : int
+    seed : int, default=0
         Seed of the column permutations and of the drawn pairs.
     """
 
@@ -70,7 +70,10 @@ class DensityRatioWeightsBlock(Block):
         """A logistic regression on 2n samples of at most ``max_pairs`` products
         (counted as 100 passes over them). Memory: the 2n rows of products and of
         features, and the copies of them the regression makes (about eight floats a
-        sample for each pair and feature)."""
+        sample for each pair and feature).
+
+        Declared, with p = ``min(d (d - 1) / 2, max_pairs)`` pairs: ``800 n p`` flops;
+        ``8 n (p + d)`` floats."""
         n, d = size.n_samples, size.n_features
         pairs = min(d * (d - 1) // 2, self.max_pairs)
         return Cost(flops=100 * 8.0 * n * pairs,

@@ -33,8 +33,9 @@ class InitialConfoundersBlock(Block):
         self.max_treatments = check_setting("max_treatments", max_treatments)
 
     def cost(self, size) -> Cost:
-        # K, kept for the whole fit: (d, d) bools, built in place (no (d, d) temporary);
-        # the step's temporaries: the coding's non-zeros (n d bools) and the scores
+        """K, kept for the whole fit: ``d^2`` bytes of bools, built in place (no (d, d)
+        temporary); the step's temporaries: the coding's non-zeros (``n d`` bools) and
+        the scores (``16 d`` bytes)."""
         n, d = size.n_samples, size.n_features
         return Cost(resident=float(d) ** 2,
                     memory={"initial_confounders": float(n) * d + 16.0 * d})

@@ -37,10 +37,11 @@ class NuisanceCenteringBlock(Block):
     writes = ("Theta",)
 
     def cost(self, size) -> Cost:
+        """``8 n d`` flops. Memory: the residuals of X and their product with the
+        design (``2 n d`` floats), Z's residuals and its SVD (``n (q + 1)`` measured,
+        ``n (q + 4)`` declared), the (q, d) coefficients (``d (q + 1)``): an upper bound
+        of tracemalloc's peak over n, d and q (tests/test_nuisance_blocks.py)."""
         n, d, q = size.n_samples, size.n_features, size.n_nuisance
-        # the residuals of X and their product with the design (2 n d), Z's residuals
-        # and its SVD (n (q + 1) measured), the (q, d) coefficients (tracemalloc's peak
-        # over n, d and q: tests/test_nuisance_blocks.py)
         return Cost(flops=8.0 * n * d,
                     memory={"nuisance_centering": (2 * n * d + n * (q + 4) + d * (q + 1)) * 8})
 
@@ -95,12 +96,16 @@ class NuisanceEffectBlock(Block):
         self.seed = seed
 
     def cost(self, size) -> Cost:
+        """The regression ``4 n d (h + 4)`` flops and the clustering's ``n_init``
+        starts of 30 Lloyd steps on the m = ``min(d, top h)`` top features,
+        ``120 n_init n m (h + 4)``. Memory: the larger of its two phases, the regression
+        on the clusters and Z (as the centring's, with the (n, h) design:
+        ``2 n d + n (2 q + 2 h + 8)`` floats) and the clustering of the m top features
+        (their copy, its shifted copy and the starts' centres: ``n (6 m + q + 3 h)``),
+        plus the (q, d) coefficients (``2 d (q + 1)``)."""
         n, d, h = size.n_samples, size.n_features, size.n_clusters
         m = min(d, self.top * h)
         q = size.n_nuisance
-        # the larger of its two phases: the regression on the clusters and Z (as the
-        # centring's, with the (n, h) design) and the clustering of the m top features
-        # (their copy, its shifted copy and the starts' centres: 6 n m, measured)
         regression = 2 * n * d + n * (2 * q + 2 * h + 8)
         clustering = n * (6 * m + q + 3 * h)
         return Cost(flops=4.0 * n * d * (h + 4) + self.n_init * 30 * 4.0 * n * m * (h + 4),

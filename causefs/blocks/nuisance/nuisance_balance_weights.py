@@ -50,10 +50,11 @@ class NuisanceBalanceWeightsBlock(Block):
         self.penalty = check_value("penalty", penalty, Interval(float, 0))
 
     def cost(self, size) -> Cost:
-        """About 100 products with the (n, q, d) balance operator of Z."""
+        """About 100 products with the (n, q, d) balance operator of Z: ``1600 n d``
+        flops. Memory: the operator's (n, d) moments and products (``3 n d`` floats),
+        its (n, q) parts and the solver's vectors (``n (2 q + 7)`` measured,
+        ``n (2 q + 12)`` declared), its (q, d) moments (``2 d (q + 1)``)."""
         n, d, q = size.n_samples, size.n_features, size.n_nuisance
-        # the operator's (n, d) moments and products (3 n d), its (n, q) parts and the
-        # solver's vectors (n (2 q + 7) measured), its (q, d) moments
         return Cost(flops=100 * 4.0 * n * d * 4,
                     memory={"nuisance_balance": (3 * n * d + n * (2 * q + 12)
                                                  + 2 * d * (q + 1)) * 8})
