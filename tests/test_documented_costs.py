@@ -39,9 +39,9 @@ FLOAT = 8
 SIZES = [(307, 53, 3, 5, 7, 2), (1009, 211, 7, 11, 3, 5), (59, 401, 5, 3, 13, 2)]
 
 
-def fit_size(n, d, h, k, M, q, **settings):
+def fit_size(n, d, h, k, M, q, balance=True, **settings):
     return FitSize(n, d, Settings(n_clusters=h, n_neighbors=k, max_granularity=M,
-                                  **settings), n_nuisance=q)
+                                  **settings), balance=balance, n_nuisance=q)
 
 
 def sizes():
@@ -65,8 +65,7 @@ def test_the_sample_weights_step(shape, precision, extra, balance):
     n, d, h, k, M, q = shape
     qp = ProjectedGradientBackend()
     block = SampleWeightsBlock(qp, max_products=9, precision=precision)
-    size = FitSize(n, d, Settings(n_clusters=h, n_neighbors=k, max_granularity=M),
-                   balance=balance)
+    size = fit_size(*shape, balance=balance)
     # "the solve's products (QPBackend.products for max_products) and, in float32, ...
     # two ... and one"; "those products where the objective has a balance term (none
     # without one), and 200 n (M k + 2) operations", M the granularities (at most d)
