@@ -157,12 +157,15 @@ class _Solve:
             return None
         weights = np.where(free, self.inverse_diagonal, 0.0)
 
-        def precondition(r):
-            z = weights * r
-            return z - (z.sum() / weights.sum()) * weights
+        def remove_multiplier(r):
+            # the residual less its multiplier's share (Gould, Hribar and Nocedal's
+            # residual update): the sum constraint's multiplier is of the gradient's
+            # size, and left in r it swamps r'z with rounding once the face's residual
+            # is small, so CG then iterates on noise
+            return r - ((weights @ r) / weights.sum())
 
-        r = -g
-        z = precondition(r)
+        r = remove_multiplier(-g)
+        z = weights * r
         rz = first = r @ z
         p = z
         direction, P_direction = np.zeros_like(self.x), np.zeros_like(self.x)
@@ -177,8 +180,8 @@ class _Solve:
             alpha = rz / curvature
             direction += alpha * p
             P_direction += alpha * Pp
-            r = r - alpha * Pp
-            z = precondition(r)
+            r = remove_multiplier(r - alpha * Pp)
+            z = weights * r
             rz, previous = r @ z, rz
             p = z + (rz / previous) * p
         if not direction.any():
