@@ -14,7 +14,8 @@ import pytest
 from causefs.kernels import GramBalance
 from causefs.qp import QPBackend, SimplexQP
 from causefs.qp.cvxpy_backend import CvxpyBackend
-from causefs.qp.gradient_projection_cg import GradientProjectionCGBackend
+from causefs.qp.gradient_projection_cg import GradientProjectionCGBackend, _Solve
+from causefs.qp.base import STEP_SPAN
 from causefs.qp.projected_gradient import ProjectedGradientBackend, lipschitz_estimate
 from causefs.testing import CountedBalance
 from test_qp import fista, value
@@ -258,6 +259,69 @@ def test_the_power_iteration_finds_curvature_in_any_single_weight(n):
         assert lipschitz_estimate(qp) == pytest.approx(3.0, rel=1e-12)
         diagonal = SimplexQP(diag=P.diagonal().copy(), linear=np.zeros(n), total=1.0)
         assert lipschitz_estimate(diagonal) == pytest.approx(3.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [3, 10, 40])
+def test_the_power_iteration_starts_from_the_documented_vector(n):
+    """``lipschitz_estimate``: 12 products of the power iteration from
+    ``v_i = cos(0.7071 i) + 1`` (normalized), the estimate the last Rayleigh quotient
+    ``v'Pv``; written out here. Eigenvalues 1 and 0.97 (and lower) in a random basis:
+    12 products leave the estimate depending on the start (another start gives another
+    number by more than 1e-6)."""
+    rng = np.random.default_rng(n)
+    Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    P = Q @ np.diag(np.linspace(0.2, 1.0, n - 1).tolist() + [0.97]) @ Q.T
+    qp = SimplexQP(diag=np.zeros(n), linear=np.zeros(n), total=1.0,
+                   balance=GramBalance(P), balance_weight=1.0)
+    v = np.cos(0.7071 * np.arange(n)) + 1.0
+    v /= np.linalg.norm(v)
+    for _ in range(12):
+        w = P @ v
+        estimate, v = v @ w, w / np.linalg.norm(w)
+    assert lipschitz_estimate(qp) == pytest.approx(estimate, rel=1e-12)
+
+
+def test_the_step_of_a_nearly_linear_objective_is_the_step_ceiling():
+    """L starts at the larger of 1.01 times the power iteration's estimate and
+    ``1 / step_ceiling`` of the gradient at the warm start (``STEP_SPAN total /
+    max|P x0 + q|``, the longest useful step), and a quadratic bound that holds keeps
+    it: with ``P = 1e-7 I`` (the estimate 1e-7) and ``q = (1, 2, 3)`` the floor,
+    ``max|1e-7 / 3 + q| / 1e6``, is L."""
+    P, q = 1e-7 * np.eye(3), np.array([1.0, 2.0, 3.0])
+    qp, _ = counted_qp(P, q, total=1.0)
+    result = ProjectedGradientBackend().solve(qp, np.full(3, 1.0 / 3.0))
+    assert result.info["lipschitz"] == pytest.approx(
+        np.abs(P @ np.full(3, 1.0 / 3.0) + q).max() / STEP_SPAN, rel=1e-12)
+    assert np.array_equal(result.x, [1.0, 0.0, 0.0])
+
+
+class TurningBalance:
+    """An operator that is 0 for its first two products and ``1e200 I`` after (not one
+    fixed P: products that change under the solver, as rounding can make them)."""
+
+    def __init__(self):
+        self.products = 0
+
+    def matvec(self, x):
+        self.products += 1
+        return np.zeros_like(x) if self.products <= 2 else 1e200 * x
+
+    def quad(self, x):
+        return 1e200 * (x @ x)
+
+
+def test_the_projected_gradient_gives_up_a_step_after_64_doublings_of_l():
+    """L is doubled at most 64 times in an iteration; a step whose quadratic bound still
+    fails then ends the solve, not converged, at the last iterate (here the warm start).
+    The operator is 0 at the start and for the power iteration (one product, norm 0) and
+    1e200 I at every trial step after, so every bound fails: 2 + 64 products."""
+    balance = TurningBalance()
+    qp = SimplexQP(diag=np.zeros(3), linear=np.array([1.0, 2.0, 3.0]), total=1.0,
+                   balance=balance, balance_weight=1.0)
+    x0 = np.full(3, 1.0 / 3.0)
+    result = ProjectedGradientBackend().solve(qp, x0)
+    assert balance.products == 2 + 64
+    assert not result.converged and np.allclose(result.x, x0, rtol=0, atol=1e-16)
 
 
 # -- the safeguard's result is on the simplex ------------------------------------------------
@@ -520,3 +584,139 @@ def test_a_step_that_lands_where_x_is_keeps_the_momentum(seed, budgets):
         if value(P, q, expected) > value(P, q, x0):
             expected = x0  # the safeguard
         assert np.allclose(result.x, expected, rtol=0, atol=1e-12)
+
+
+# -- GPCG's searches: their documented rules, at their boundaries ---------------------------
+# Each search is called on a `_Solve` of a problem built for it, with numbers for which
+# every comparison is exact (integers, short binary fractions), so a rule's boundary is
+# reached on any BLAS.
+
+
+def solve_at(P, g, x, step=None):
+    """A GPCG solve at ``x`` of the problem with Hessian ``P`` whose gradient at ``x`` is
+    ``g`` (``q = g - P x``), its products counted from 0; ``step`` replaces the first
+    trial step (as a Barzilai-Borwein step does)."""
+    P, g, x = (np.asarray(a, dtype=float) for a in (P, g, x))
+    qp, _ = counted_qp(P, g - P @ x, total=float(x.sum()))
+    run = _Solve(GradientProjectionCGBackend(), qp, x, budget=5000)
+    assert np.allclose(run.x, x, rtol=0, atol=1e-16)  # on the simplex (to rounding)
+    if step is not None:
+        run.step = step
+    return run
+
+
+def test_the_arc_search_gives_up_after_30_trial_steps():
+    """The arc search makes at most 30 trial steps, then returns None with x unchanged.
+    ``P = 1e200 I``, a weight at 0 that the gradient pulls up: every trial overshoots
+    (curvature ``1e200 |d|^2`` against a slope ``|d|``), each is 10 times shorter, and
+    the weight at 0 moves by ``2 t / 3`` however small t gets (no rounding of the other
+    weights ends it early): 30 products, one per trial."""
+    run = solve_at(1e200 * np.eye(3), [-1.0, 0.0, 0.0], [0.0, 0.5, 0.5], step=1.0)
+    assert run._arc_search(np.array([-1.0, 0.0, 0.0])) is None
+    assert run.products == 30
+
+
+def test_the_projected_search_gives_up_after_20_trial_steps():
+    """The projected search makes at most 20 trials, each a quarter of the last, then
+    leaves x: ``P = 1e200 I`` rejects every one (``t`` down to ``4^-19``). The first
+    trial, inside the simplex with its product known, makes none: 19 products."""
+    x, g, d = [0.25, 0.25, 0.5], np.array([1.0, 0.0, -1.0]), np.array([-0.25, 0.0, 0.25])
+    P = 1e200 * np.eye(3)
+    run = solve_at(P, g, x)
+    run.projected_search(g, d, P @ d, np.ones(3))
+    assert np.array_equal(run.x, x)
+    assert run.products == 19
+
+
+@pytest.mark.parametrize("search", ["arc", "projected"])
+def test_both_searches_accept_a_step_at_exactly_the_sufficient_decrease(search):
+    """The sufficient decrease is ``slope + curvature / 2 <= 1e-4 slope``, equality
+    included. slope -10000 and curvature 19998 meet it exactly in floating point
+    (``-10000 + 9999 = -1 = fl(1e-4 * -10000)``): the step ``d = (1, -1)`` from
+    ``(1, 1)`` to the vertex ``(2, 0)`` is taken at the first trial, with one product
+    for the arc search (the arc step ``fl(1 / 5000)`` along the gradient
+    ``(-5000, 5000)`` gives d exactly) and none for the projected search (the CG step's
+    product is known)."""
+    assert -10000.0 + 0.5 * 19998.0 == 1e-4 * -10000.0
+    P = np.diag([9999.0, 9999.0])
+    d = np.array([1.0, -1.0])
+    if search == "arc":
+        g = np.array([-5000.0, 5000.0])
+        run = solve_at(P, g, [1.0, 1.0], step=1.0 / 5000.0)
+        found = run._arc_search(g)
+        assert found is not None and np.array_equal(found[0], d) and found[2] == 19998.0
+        assert run.products == 1
+    else:
+        g = np.array([0.0, 10000.0])
+        run = solve_at(P, g, [1.0, 1.0])
+        run.projected_search(g, d, P @ d, np.ones(2))
+        assert np.array_equal(run.x, [2.0, 0.0])
+        assert run.products == 0
+
+
+def test_the_projected_search_takes_no_step_along_which_f_is_constant():
+    """A step is taken only where f falls: along ``d = (1/4, -1/4, 0)`` with ``P = 0``
+    and the gradient ``1`` (the multiplier alone) the slope ``g'd`` and the curvature
+    are exactly 0, so no trial meets ``slope < 0``; x stays after the 20 trials."""
+    x, g = [0.25, 0.25, 0.5], np.ones(3)
+    run = solve_at(np.zeros((3, 3)), g, x)
+    run.projected_search(g, np.array([0.25, -0.25, 0.0]), np.zeros(3), np.ones(3))
+    assert np.array_equal(run.x, x)
+
+
+def test_the_cg_steps_product_is_reused_while_its_sums_drift_is_at_most_1e_12_of_it():
+    """The CG step's sum, 0 in exact arithmetic, is corrected by the weights; its known
+    product still serves when the drift is at most ``1e-12 |d|_1`` (equality included).
+    ``d = (1/2, -1/2, D)`` with ``D`` the fixed point of ``D = fl(1e-12 fl(1 + D))``
+    drifts by exactly ``1e-12 |d|_1``: the step is taken at t = 1 with no product."""
+    D = 1e-12
+    while (D_next := 1e-12 * np.abs([0.5, -0.5, D]).sum()) != D:
+        D = D_next
+    d = np.array([0.5, -0.5, D])
+    assert d.sum() == D == 1e-12 * np.abs(d).sum()
+    x, g = np.array([0.25, 0.75, 0.0]), np.array([-1.0, 1.0, 0.0])
+    run = solve_at(np.eye(3), g, x)
+    run.projected_search(g, d, d.copy(), np.ones(3))
+    assert run.products == 0
+    assert np.allclose(run.x, x + d - D / 3, rtol=0, atol=1e-16)
+
+
+def test_a_drifted_cg_step_is_corrected_by_the_weights_and_its_product_recomputed():
+    """A step whose sum drifts by more than ``1e-12 |d|_1`` (here by 1/4, of 3/4) is
+    moved back onto the sum constraint along the preconditioner's weights w,
+    ``d - (sum(d) / sum(w)) w``, and its product is made anew (the known one is that of
+    the uncorrected step): one product, and x + the corrected step, inside the simplex."""
+    x, g = np.array([0.25, 0.5, 0.25]), np.array([-1.0, 1.0, 0.0])
+    d, w = np.array([0.5, -0.25, 0.0]), np.array([1.0, 2.0, 1.0])
+    run = solve_at(np.eye(3), g, x)
+    run.projected_search(g, d, d.copy(), w)
+    assert run.products == 1
+    assert np.allclose(run.x, x + d - 0.25 * w / w.sum(), rtol=0, atol=1e-15)
+
+
+def test_cg_keeps_its_step_when_a_later_direction_has_no_curvature():
+    """Jacobi-preconditioned CG on ``P = diag(1, 0, 0)`` (the zero diagonal entries get
+    the largest's Jacobi weight, 1) from the gradient ``(1, 1, -2)``: the first direction
+    ``(-1, -1, 2)``, curvature 1, step 6; the second, ``(0, -6, 6)``, lies in P's null
+    space (curvature 0), where CG stops and returns the step made so far,
+    ``(-6, -6, 12)``, with its product ``(-6, 0, 0)`` (all in integers, exact)."""
+    run = solve_at(np.diag([1.0, 0.0, 0.0]), [1.0, 1.0, -2.0], [0.25, 0.25, 0.5])
+    direction, P_direction, _ = run.face_phase(np.array([1.0, 1.0, -2.0]))
+    assert np.array_equal(direction, [-6.0, -6.0, 12.0])
+    assert np.array_equal(P_direction, [-6.0, 0.0, 0.0])
+    assert run.products == 2
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_cg_step_is_returned_with_its_product(seed):
+    """The face phase returns the CG step and ``P`` times it, accumulated from the
+    directions' products (no product of its own): checked against ``P @ direction`` on
+    a definite problem of 12 weights where CG makes several steps."""
+    rng = np.random.default_rng(seed)
+    P = near_diagonal(12, rng, spread=8.0)
+    x = rng.dirichlet(np.ones(12))
+    run = solve_at(P, rng.standard_normal(12), x)
+    direction, P_direction, _ = run.face_phase(P @ run.x + run.qp.linear)
+    assert run.products >= 3
+    assert np.allclose(P_direction, P @ direction, rtol=0,
+                       atol=1e-12 * np.abs(P @ direction).max())

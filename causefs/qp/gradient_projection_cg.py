@@ -132,7 +132,12 @@ class _Solve:
     def _arc_search(self, g: np.ndarray):
         """A point of sufficient decrease on the projection arc: ``(d, P d, d'P d)``, or
         None when x is stationary for the projected gradient, none was found, or the
-        budget ran out (a retry past it would overrun the declared products)."""
+        budget ran out (a retry past it would overrun the declared products).
+
+        The first trial step is the Barzilai-Borwein step, at most the step ceiling; a
+        trial that fails the sufficient decrease ``slope + curvature / 2 <= 1e-4 slope``
+        (equality passes) is followed by one shortened to the quadratic's minimizer
+        along it, at least 10 times shorter; at most 30 trials, one product each."""
         t = min(self.step, step_ceiling(g, self.qp.total))  # P = 0: no curvature bounds it
         for _ in range(30):
             if self.spent():
@@ -151,7 +156,9 @@ class _Solve:
     def face_phase(self, g: np.ndarray):
         """(b) Jacobi-preconditioned CG on the face ``{x > 0}``, the sum kept by
         projecting the preconditioned residual, the bounds ignored. Returns the step,
-        its product and the preconditioner's weights, or None (no face, no step)."""
+        its product (accumulated from the directions' products) and the
+        preconditioner's weights, or None (no face, no step). A direction without
+        curvature (P singular on the face) ends CG with the step made so far."""
         free = self.x > 0
         if free.sum() < 2:
             return None
@@ -191,7 +198,14 @@ class _Solve:
     def projected_search(self, g, direction, P_direction, weights) -> None:
         """A projected search along the CG step: the projection zeroes many weights at
         once where the face's minimizer leaves the simplex (a projected Newton step,
-        Bertsekas 1982)."""
+        Bertsekas 1982).
+
+        The step's sum, 0 in exact arithmetic, is first moved back to 0 along the
+        preconditioner's weights; its known product still serves while that drift is
+        at most ``1e-12`` of ``|d|_1``. Trials at ``t = 1, 1/4, 1/16, ...`` (at most 20,
+        one product each but the first when the step stays inside the simplex); the
+        first with ``slope < 0`` and ``slope + curvature / 2 <= 1e-4 slope`` is taken,
+        so x moves only where f falls."""
         # rounding leaves the step slightly off the sum constraint: project it back
         # (its known product then no longer applies unless the change is negligible)
         drift = direction.sum()
