@@ -460,3 +460,68 @@ def test_srdo_classifier_is_the_documented_logistic_regression(monkeypatch):
     defaults = LogisticRegression().get_params()
     assert {k: v for k, v in fitted[0].items() if v != defaults[k]} == {"C": 0.5,
                                                                         "max_iter": 1000}
+
+
+def stub_classifier(decision, monkeypatch):
+    """Put a classifier whose decision function on the data is ``decision`` (the log
+    density ratios) in place of the block's logistic regression."""
+    import sklearn.linear_model
+
+    class Stub:
+        def __init__(self, **params):
+            pass
+
+        def fit(self, X, y):
+            return self
+
+        def decision_function(self, S):
+            assert S.shape[0] == decision.size  # the data's rows, not the permuted ones
+            return decision
+
+    monkeypatch.setattr(sklearn.linear_model, "LogisticRegression", Stub)
+
+
+def test_srdo_clipping_stops_at_the_documented_tolerance(monkeypatch):
+    """The rounds stop when the largest weight is at most ``max_ratio (1 + 1e-12)``: with
+    max_ratio chosen so that this bound is exactly the largest of the mean-one ratios
+    (found here among the doubles next to it), the ratios are returned unclipped; one
+    double lower, they are clipped."""
+    decision = np.log(np.r_[8.0, np.ones(7)])
+    ratio = np.exp(decision)
+    ratio /= ratio.mean()
+    cap = ratio.max() / (1 + 1e-12)
+    for _ in range(64):  # the double whose bound rounds to the largest ratio
+        if cap * (1 + 1e-12) == ratio.max():
+            break
+        cap = np.nextafter(cap, np.inf if cap * (1 + 1e-12) < ratio.max() else 0.0)
+    assert cap * (1 + 1e-12) == ratio.max()
+    stub_classifier(decision, monkeypatch)
+    X = np.arange(16.0).reshape(8, 2) ** 2
+    assert np.array_equal(DensityRatioWeightsBlock(max_ratio=cap).weights(X, seed=0), ratio)
+    below = DensityRatioWeightsBlock(max_ratio=np.nextafter(cap, 0.0)).weights(X, seed=0)
+    assert below.max() < ratio.max()
+
+
+def test_srdo_clipping_stops_after_100_rounds(monkeypatch):
+    """A cap that binds on nine of ten equal ratios, the tenth ~1e-13 of them: the fixed
+    point puts 0.55 of the total 10 on the tenth, which each round multiplies by only
+    ~10 / 9.45, so the 100 documented rounds (computed here in exact rational arithmetic
+    from the mean-one ratios) end far from it, the largest weight still above the cap."""
+    from fractions import Fraction
+
+    decision = np.r_[np.zeros(9), -30.0]
+    ratio = np.exp(decision)
+    ratio /= ratio.mean()
+    cap = Fraction(1.05)
+    exact = [Fraction(r) for r in ratio]
+    for _ in range(100):
+        if max(exact) <= cap * (1 + Fraction(1, 10**12)):
+            break
+        exact = [min(r, cap) for r in exact]
+        mean = sum(exact) / len(exact)
+        exact = [r / mean for r in exact]
+    stub_classifier(decision, monkeypatch)
+    w = DensityRatioWeightsBlock(max_ratio=1.05).weights(np.arange(20.0).reshape(10, 2) ** 2,
+                                                         seed=0)
+    np.testing.assert_allclose(w, np.array(exact, dtype=float), rtol=1e-9)
+    assert w.max() > 1.1 and w[-1] < 1e-8  # not the fixed point (9 x 1.05, 0.55)
