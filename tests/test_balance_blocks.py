@@ -371,10 +371,13 @@ def fake_decorrelation_term(F, G, monkeypatch):
 
 
 @pytest.mark.parametrize(("target", "penalty", "tol"), [
-    ((1, 3, 1, 1), 0.25, 0.5),  # a later start than 2 s backtracks differently; with
-    # the penalty's value off by a constant the relative decrease passes tol earlier
-    ((2, 1, 1, 1), 0.0, 0.0),   # a trial of equal loss fails Armijo's test; steps < 1
-    ((1, 2, 2, 1), 1.0, 0.25),  # a decrease of exactly tol |f| stops the descent
+    # the next search starts at 2 s (another start, another factor: other trials); the
+    # relative decrease is measured against the loss itself (not one off by a constant)
+    ((1, 3, 1, 1), 0.25, 0.5),
+    # a trial of equal loss fails Armijo's test (1e-4 > 0); steps below 1 are taken
+    ((2, 1, 1, 1), 0.0, 0.0),
+    # a decrease of exactly tol |f| stops the descent
+    ((1, 2, 2, 1), 1.0, 0.25),
 ])
 def test_dwr_follows_the_documented_line_search_step_by_step(monkeypatch, target, penalty,
                                                               tol):
