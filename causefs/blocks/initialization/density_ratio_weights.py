@@ -30,7 +30,9 @@ class DensityRatioWeightsBlock(Block):
     probabilistic classifier to tell it from the data and weights sample i by
     ``P(target | x_i) / P(data | x_i)``. The classifier is an l2-regularized logistic
     regression on the pairwise products of the standardized features (a linear one on x
-    alone cannot separate the two samples, whose marginals agree). Weights are applied as
+    alone cannot separate the two samples, whose marginals agree): scikit-learn's
+    ``LogisticRegression`` with inverse strength ``C`` and at most 1000 iterations of its
+    solver (``max_iter=1000``, ten times scikit-learn's default). Weights are applied as
     weights, never by resampling rows (duplicates would form cliques in the kNN graphs).
 
     With more than ``max_pairs`` feature pairs (d > 100 at the default) the classifier sees
@@ -39,7 +41,13 @@ class DensityRatioWeightsBlock(Block):
 
     Ratios above ``max_ratio`` times the mean are clipped there (the fallback against a
     classifier that is sure of a few samples), then ``mu`` is scaled to
-    ``sum(mu) = mu_total``. Depends on X only: an ``init`` block.
+    ``sum(mu) = mu_total``. The clipping is done in rounds: the ratios are scaled to mean
+    one, then, until the largest is at most ``max_ratio (1 + 1e-12)``, clipped at
+    ``max_ratio`` and scaled to mean one again, for at most 100 rounds. Each round
+    shrinks the distance to the fixed point ``min(s r, max_ratio)`` (mean one) by the
+    clipped weights' share of the total; where they carry nearly all of it, 100 rounds
+    may not reach it, and the weights of the 100th round, their largest still above the
+    cap, are returned. Depends on X only: an ``init`` block.
 
     Parameters
     ----------
