@@ -484,47 +484,62 @@ def stub_classifier(decision, monkeypatch):
     monkeypatch.setattr(sklearn.linear_model, "LogisticRegression", Stub)
 
 
-def test_srdo_clipping_stops_at_the_documented_tolerance(monkeypatch):
-    """The rounds stop when the largest weight is at most ``max_ratio (1 + 1e-12)``: with
-    max_ratio chosen so that this bound is exactly the largest of the mean-one ratios
-    (found here among the doubles next to it), the ratios are returned unclipped; one
-    double lower, they are clipped."""
-    decision = np.log(np.r_[8.0, np.ones(7)])
-    ratio = np.exp(decision)
-    ratio /= ratio.mean()
-    cap = ratio.max() / (1 + 1e-12)
-    for _ in range(64):  # the double whose bound rounds to the largest ratio
-        if cap * (1 + 1e-12) == ratio.max():
+def capped_by_bisection(ratio, cap):
+    """``min(s r, cap)`` with mean one, s found by bisection on the mean (increasing in
+    s) to the last bit: an independent computation of the documented fixed point."""
+    low, high = 0.0, ratio.size / ratio.max() * 1e18
+    for _ in range(4000):
+        middle = 0.5 * (low + high)
+        if middle in (low, high):
             break
-        cap = np.nextafter(cap, np.inf if cap * (1 + 1e-12) < ratio.max() else 0.0)
-    assert cap * (1 + 1e-12) == ratio.max()
-    stub_classifier(decision, monkeypatch)
-    X = np.arange(16.0).reshape(8, 2) ** 2
-    assert np.array_equal(DensityRatioWeightsBlock(max_ratio=cap).weights(X, seed=0), ratio)
-    below = DensityRatioWeightsBlock(max_ratio=np.nextafter(cap, 0.0)).weights(X, seed=0)
-    assert below.max() < ratio.max()
+        low, high = (middle, high) if np.minimum(middle * ratio, cap).mean() < 1 else (low, middle)
+    return np.minimum(high * ratio, cap)
 
 
-def test_srdo_clipping_stops_after_100_rounds(monkeypatch):
-    """A cap that binds on nine of ten equal ratios, the tenth ~1e-13 of them: the fixed
-    point puts 0.55 of the total 10 on the tenth, which each round multiplies by only
-    ~10 / 9.45, so the 100 documented rounds (computed here in exact rational arithmetic
-    from the mean-one ratios) end far from it, the largest weight still above the cap."""
-    from fractions import Fraction
+def srdo_weights(decision, max_ratio, monkeypatch):
+    """The block's weights of 2-feature data when the classifier's log ratios are
+    ``decision``."""
+    stub_classifier(np.asarray(decision, dtype=float), monkeypatch)
+    X = np.arange(2.0 * len(decision)).reshape(-1, 2) ** 2
+    return DensityRatioWeightsBlock(max_ratio=max_ratio).weights(X, seed=0)
 
-    decision = np.r_[np.zeros(9), -30.0]
+
+def test_srdo_weights_where_the_cap_binds_on_nearly_all_of_them(monkeypatch):
+    """Nine equal ratios and a tenth e^-30 of them, the cap 1.05: the weights of mean
+    one below the cap are nine at 1.05 and the tenth 10 - 9.45 = 0.55. Rounds of
+    clipping and rescaling (the block's code before 2026-11-29) move the tenth by only
+    ~10 / 9.45 a round: after their 100 the largest weight was still above 1.1."""
+    w = srdo_weights(np.r_[np.zeros(9), -30.0], 1.05, monkeypatch)
+    np.testing.assert_allclose(w, np.r_[np.full(9, 1.05), 0.55], rtol=1e-12)
+    assert w.max() <= 1.05
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("cap", [1.01, 1.1, 2.0, 10.0])
+def test_srdo_weights_are_the_capped_ratios_of_mean_one(monkeypatch, seed, cap):
+    """The docstring: ``min(s r, max_ratio)`` with mean one, against the same found by
+    bisection on s; the cap holds exactly, and ratios that need no clipping come back
+    scaled to mean one."""
+    rng = np.random.default_rng(seed)
+    decision = 2.0 * rng.standard_normal(int(rng.integers(5, 300)))
+    w = srdo_weights(decision, cap, monkeypatch)
     ratio = np.exp(decision)
-    ratio /= ratio.mean()
-    cap = Fraction(1.05)
-    exact = [Fraction(r) for r in ratio]
-    for _ in range(100):
-        if max(exact) <= cap * (1 + Fraction(1, 10**12)):
-            break
-        exact = [min(r, cap) for r in exact]
-        mean = sum(exact) / len(exact)
-        exact = [r / mean for r in exact]
-    stub_classifier(decision, monkeypatch)
-    w = DensityRatioWeightsBlock(max_ratio=1.05).weights(np.arange(20.0).reshape(10, 2) ** 2,
-                                                         seed=0)
-    np.testing.assert_allclose(w, np.array(exact, dtype=float), rtol=1e-9)
-    assert w.max() > 1.1 and w[-1] < 1e-8  # not the fixed point (9 x 1.05, 0.55)
+    np.testing.assert_allclose(w, capped_by_bisection(ratio, cap), rtol=1e-12, atol=0)
+    assert w.max() <= cap and w.mean() == pytest.approx(1.0, rel=1e-13)
+    if ratio.max() / ratio.mean() <= cap:
+        np.testing.assert_allclose(w, ratio / ratio.mean(), rtol=1e-14)
+
+
+@pytest.mark.parametrize("cap", [2.0, 3.0])
+def test_srdo_weights_of_too_few_positive_ratios_are_uniform(monkeypatch, cap):
+    """Ten ratios of which four are positive (the others underflowed to 0): weights of
+    mean one would put 10 on those four, more than the cap allows (at most 4 cap < 10
+    for a cap of 2; for 3 the four can carry it: 2.5 each, below 3)."""
+    decision = np.r_[np.full(6, -1000.0), np.zeros(4)]
+    w = srdo_weights(decision, cap, monkeypatch)
+    if cap == 2.0:
+        assert np.array_equal(w, np.ones(10))
+    else:
+        np.testing.assert_allclose(w, np.r_[np.zeros(6), np.full(4, 2.5)], rtol=1e-15)
+
+

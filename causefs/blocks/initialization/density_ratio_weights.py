@@ -41,13 +41,9 @@ class DensityRatioWeightsBlock(Block):
 
     Ratios above ``max_ratio`` times the mean are clipped there (the fallback against a
     classifier that is sure of a few samples), then ``mu`` is scaled to
-    ``sum(mu) = mu_total``. The clipping is done in rounds: the ratios are scaled to mean
-    one, then, until the largest is at most ``max_ratio (1 + 1e-12)``, clipped at
-    ``max_ratio`` and scaled to mean one again, for at most 100 rounds. Each round
-    shrinks the distance to the fixed point ``min(s r, max_ratio)`` (mean one) by the
-    clipped weights' share of the total; where they carry nearly all of it, 100 rounds
-    may not reach it, and the weights of the 100th round, their largest still above the
-    cap, are returned. Depends on X only: an ``init`` block.
+    ``sum(mu) = mu_total``: the weights are ``min(s r, max_ratio)`` with the scale s
+    that gives them mean one (:func:`capped_at_mean_one`), the fixed point of clipping
+    and rescaling. Depends on X only: an ``init`` block.
 
     Parameters
     ----------
@@ -103,14 +99,39 @@ class DensityRatioWeightsBlock(Block):
         labels = np.r_[np.zeros(n), np.ones(n)]
         model = LogisticRegression(C=self.C, max_iter=1000).fit(stats, labels)
         ratio = np.exp(model.decision_function(stats[:n]))  # P(target|x) / P(data|x)
-        ratio /= ratio.mean()
-        for _ in range(100):  # clip, rescale, until no weight exceeds the cap
-            if ratio.max() <= self.max_ratio * (1 + 1e-12):
-                break
-            ratio = np.minimum(ratio, self.max_ratio)
-            ratio /= ratio.mean()
-        return ratio
+        return capped_at_mean_one(ratio, self.max_ratio)
 
     def step(self, state: State) -> State:
         p = state.problem
         return state.replace(mu=self.weights(state.X_adjusted, self.seed) * (p.mu_total / p.n_samples))
+
+
+def capped_at_mean_one(ratio: np.ndarray, cap: float) -> np.ndarray:
+    """``min(s r, cap)`` with the scale s that gives it mean one, (n,).
+
+    The k largest ratios are clipped for the least k at which the others, scaled to
+    carry the rest of the total, ``s = (n - k cap) / (sum of the others)``, stay at most
+    the cap: the fixed point that clipping at the cap and rescaling to mean one
+    approaches, reached exactly (rounds of clipping and rescaling approach it by the
+    clipped weights' share of the total each, slowly where they carry nearly all of
+    it). Where fewer than ``n / cap`` ratios are positive (the others underflowed to 0)
+    no weights of mean one stay below the cap: they are then uniform (1).
+
+    Parameters
+    ----------
+    ratio : ndarray of shape (n,)
+        Non-negative ratios, not all 0.
+    cap : float
+        Largest weight, above 1.
+    """
+    n = ratio.size
+    descending = np.sort(ratio)[::-1]
+    rest = np.cumsum(descending[::-1])[::-1]  # rest[k]: the sum of all but the k largest
+    room = n - np.arange(n) * cap  # the total left to them
+    with np.errstate(divide="ignore", invalid="ignore"):  # rest 0: no scale fits
+        scale = room / rest
+        fits = (room > 0) & (rest > 0) & (scale * descending <= cap)
+    if not fits.any():
+        return np.ones(n)
+    return np.minimum(scale[np.argmax(fits)] * ratio, cap)
+
