@@ -720,3 +720,41 @@ def test_the_cg_step_is_returned_with_its_product(seed):
     assert run.products >= 3
     assert np.allclose(P_direction, P @ direction, rtol=0,
                        atol=1e-12 * np.abs(P @ direction).max())
+
+
+def test_a_failed_arc_trial_is_followed_by_the_quadratics_minimizer_along_it():
+    """After a trial that fails the sufficient decrease, the next is shortened to the
+    minimizer of the quadratic along the failed step, ``t (-slope / curvature)`` (at
+    least 10 times shorter). ``P = 2 I``, the gradient ``(1/8, -1/8, 0)`` from
+    ``(1/4, 1/4, 1/2)``: the trial step 2 reaches ``(0, 1/2, 1/2)``, where f has risen
+    (slope -1/16, curvature 1/8); the minimizer along it is a quarter of the way,
+    t = 1/2, ``d = (-1/16, 1/16, 0)``, taken (all exact in binary)."""
+    g = np.array([0.125, -0.125, 0.0])
+    run = solve_at(2.0 * np.eye(3), g, [0.25, 0.25, 0.5], step=2.0)
+    d, Pd, curvature = run._arc_search(g)
+    assert np.array_equal(d, [-0.0625, 0.0625, 0.0])
+    assert np.array_equal(Pd, 2.0 * d) and curvature == 2.0 * (d @ d)
+    assert run.products == 2
+
+
+def test_the_projected_gradient_stops_at_a_gap_of_rtol_times_the_objectives_size():
+    """The Frank-Wolfe gap is compared with ``rtol`` times the objective's size at the
+    iterate, ``|x'Px / 2| + |q'x|``. With rtol just below the first iterate's gap over
+    that size (the iterate, FISTA's first step, computed here) the solve goes on past
+    it; just above, it stops there."""
+    rng = np.random.default_rng(4)
+    n = 6
+    P = near_diagonal(n, rng)
+    q = rng.standard_normal(n)
+    x0 = np.full(n, 1.0 / n)
+    qp, _ = counted_qp(P, q)
+    first = ProjectedGradientBackend(rtol=0.0, max_iter=1).solve(qp, x0)
+    x1 = fista(P, q, 1.0, x0, first.info["lipschitz"], 1)
+    gradient = P @ x1 + q
+    gap = gradient @ x1 - gradient.min()
+    size = abs(0.5 * x1 @ P @ x1) + abs(q @ x1)
+    assert gap > 0
+    for factor, iterations in [(1 - 1e-6, lambda k: k > 1), (1 + 1e-6, lambda k: k == 1)]:
+        qp, _ = counted_qp(P, q)
+        result = ProjectedGradientBackend(rtol=factor * gap / size).solve(qp, x0)
+        assert iterations(result.n_iter), (factor, result.n_iter)
