@@ -107,7 +107,8 @@ def test_a_design_direction_at_the_rank_bound_is_dropped(monkeypatch):
         assert np.array_equal(columns[:, 0], np.ones(4))
         t = columns[0, 1]
         assert np.array_equal(columns[:, 1], t * signs)
-        U, s, Vt = np.column_stack([np.ones(4), signs]) / 2, np.array([2.0, 2.0 * t]), np.eye(2)
+        U, s = np.column_stack([np.ones(4), signs]) / 2, np.array([2.0, 2.0 * t])
+        Vt = np.eye(2)
         assert np.array_equal((U * s) @ Vt, columns) and np.array_equal(U.T @ U, np.eye(2))
         return U, s, Vt
 

@@ -167,7 +167,8 @@ def test_conjugate_gradients_without_a_diagonal_or_an_embedding():
 
 
 @pytest.mark.parametrize("embedding", [True, False])
-def test_the_forms_are_priced_for_the_columns_of_the_right_hand_side(embedding, monkeypatch):
+def test_the_forms_are_priced_for_the_columns_of_the_right_hand_side(embedding,
+                                                                   monkeypatch):
     """``auto`` prices conjugate gradients for the h columns of B (a product for each
     column of W), read off B's parts: an embedding's F (n, 3) or, in a state with no F,
     a (d, 2) matrix; a system with no right-hand side is refused before it is priced."""

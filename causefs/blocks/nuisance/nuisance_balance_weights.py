@@ -25,8 +25,9 @@ class NuisanceBalanceWeightsBlock(Block):
     (the spread penalty of :class:`~.decorrelation_weights.DecorrelationWeightsBlock`,
     which keeps the effective sample size up; on ``sum(w) = n`` it is ``penalty
     (mean(w^2) - 1)``, so the QP solved is ``w'Hw / sum_r MMD_r(1) + penalty mean(w^2)``,
-    without a linear term) with the fit's QP backend, from uniform weights; ``mu`` is ``w`` scaled to ``sum(mu) = mu_total``. Depends on X and Z only:
-    an init block, for a schedule without the balance term (beta = 0).
+    without a linear term) with the fit's QP backend, from uniform weights; ``mu`` is
+    ``w`` scaled to ``sum(mu) = mu_total``. Depends on X and Z only: an init block, for
+    a schedule without the balance term (beta = 0).
 
     Assumption: Z confounds the features through the clusters only (a site that changes
     which classes are sampled). Where Z drives features directly (a batch effect), those
