@@ -128,10 +128,11 @@ def capped_at_mean_one(ratio: np.ndarray, cap: float) -> np.ndarray:
     descending = np.sort(ratio)[::-1]
     rest = np.cumsum(descending[::-1])[::-1]  # rest[k]: the sum of all but the k largest
     room = n - np.arange(n) * cap  # the total left to them
-    with np.errstate(divide="ignore", invalid="ignore"):  # rest 0: no scale fits
-        scale = room / rest
-        fits = (room > 0) & (rest > 0) & (scale * descending <= cap)
+    # s = room / rest keeps the largest of them at most the cap; compared multiplied out,
+    # as rounding is monotone: where room <= cap and rest >= that ratio (the last k that
+    # leaves room) the comparison holds in floating point as it does exactly
+    fits = (room > 0) & (rest > 0) & (room * descending <= cap * rest)
     if not fits.any():
         return np.ones(n)
-    return np.minimum(scale[np.argmax(fits)] * ratio, cap)
-
+    k = np.argmax(fits)
+    return np.minimum(room[k] / rest[k] * ratio, cap)
