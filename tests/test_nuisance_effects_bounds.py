@@ -131,7 +131,7 @@ def test_an_effect_whose_squares_underflow_is_no_larger_than_noise():
     residual = np.array([0, 0, 1.0, -1.0, 0, 0, 0, 0])
     X = np.column_stack([residual + 1e-170 * z, residual + 0.5 * z])
     unshrunk = nuisance_regression(X, z[:, None], shrink=False)
-    assert unshrunk[0, 0] == pytest.approx(1e-170, rel=1e-9)
+    assert unshrunk[0, 0] == pytest.approx(1e-170, rel=1e-9, abs=0)
     Theta = nuisance_regression(X, z[:, None])
     assert Theta[0, 0] == 0.0
     # the ordinary feature: F = (0.5^2 * 2 / 1) / (2 / 6) = 1.5, shrunk by 1 - 1/F

@@ -477,11 +477,11 @@ def test_cvxpy_is_handed_the_objective_divided_by_its_size_at_the_uniform_point(
     unit = total / 5
     size = 0.5 * unit**2 * P.sum() + unit * q.sum()
     y.value = np.ones(5)
-    assert problem.objective.value == pytest.approx(1.0, rel=1e-12)
+    assert problem.objective.value == pytest.approx(1.0, rel=1e-12, abs=0)
     point = np.array([3.0, 0.5, 0.0, 1.0, 0.5])
     y.value = point
     assert problem.objective.value == pytest.approx(value(P, q, unit * point) / size,
-                                                    rel=1e-12)
+                                                    rel=1e-12, abs=0)
 
 
 def test_an_objective_of_size_zero_at_the_uniform_point_is_handed_over_undivided(
@@ -492,7 +492,7 @@ def test_an_objective_of_size_zero_at_the_uniform_point_is_handed_over_undivided
     qp = SimplexQP(diag=np.zeros(4), linear=np.array([1.0, -1.0, 0.0, 0.0]), total=2.0)
     problem, y = _handed_to_cvxpy(monkeypatch, qp)
     y.value = np.array([4.0, 0.0, 0.0, 0.0])
-    assert problem.objective.value == pytest.approx(2.0, rel=1e-12)
+    assert problem.objective.value == pytest.approx(2.0, rel=1e-12, abs=0)
 
 
 def test_a_failed_solve_returns_the_warm_start_and_says_why(monkeypatch):
