@@ -532,6 +532,26 @@ def test_srdo_weights_are_the_capped_ratios_of_mean_one(monkeypatch, seed, cap):
         np.testing.assert_allclose(w, ratio / ratio.mean(), rtol=1e-14)
 
 
+def test_srdo_weights_of_exactly_n_over_the_cap_positive_ratios_are_capped(monkeypatch):
+    """Four ratios, two positive, the cap 2: exactly ``n / cap`` positive ratios can carry
+    the total at the cap, ``(2, 2, 0, 0)``: the boundary of the uniform fallback (fewer
+    than ``n / cap``), where the second ratio's scaled value ties the cap exactly."""
+    w = srdo_weights(np.log([5.0, 1.0]).tolist() + [-1000.0, -1000.0], 2.0, monkeypatch)
+    assert np.array_equal(w, [2.0, 2.0, 0.0, 0.0])
+
+
+def test_srdo_weights_where_rounding_refuses_every_scale_are_uniform(monkeypatch):
+    """The cap ``fl(4/3)``, whose triple rounds to 4 = n (no room left after three
+    clipped), and ratios ``e^30, e^30, 1, ~1e-304``: clipping two leaves a room that
+    rounds one ulp above the cap, and the third ratio carries all of the rest to
+    rounding, so no scale passes the test and the weights are the uniform fallback, of
+    mean one (never a scale of 0 from a room of exactly 0)."""
+    cap = 4.0 / 3.0
+    assert 3 * cap == 4.0 and 4.0 - 2 * cap > cap
+    w = srdo_weights([30.0, 30.0, 0.0, -700.0], cap, monkeypatch)
+    assert np.array_equal(w, np.ones(4))
+
+
 @pytest.mark.parametrize("cap", [2.0, 3.0])
 def test_srdo_weights_of_too_few_positive_ratios_are_uniform(monkeypatch, cap):
     """Ten ratios of which four are positive (the others underflowed to 0): weights of

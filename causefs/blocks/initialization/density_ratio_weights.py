@@ -115,7 +115,9 @@ def capped_at_mean_one(ratio: np.ndarray, cap: float) -> np.ndarray:
     approaches, reached exactly (rounds of clipping and rescaling approach it by the
     clipped weights' share of the total each, slowly where they carry nearly all of
     it). Where fewer than ``n / cap`` ratios are positive (the others underflowed to 0)
-    no weights of mean one stay below the cap: they are then uniform (1).
+    no weights of mean one stay below the cap: they are then uniform (1); so they are
+    where rounding refuses every scale (the room left rounding one ulp above the cap
+    while one ratio carries the rest to rounding, an input of ratios 1e300 apart).
 
     Parameters
     ----------
