@@ -230,14 +230,16 @@ def test_the_conjugate_gradients_count_grows_with_its_factors():
 
 
 def test_data_exactly_at_the_density_bound_go_sparse():
-    """At most CG_DENSITY of the entries non-zero: the non-zeros are priced; one more,
-    every entry."""
-    bound = int(round(CG_DENSITY * 1000))
-    for nonzeros, entries in ((bound, bound), (bound + 1, 1000)):
-        state = weighted_state(n=40, d=25, seed=3)
-        X = np.zeros(1000)
-        X[np.random.default_rng(3).permutation(1000)[:nonzeros]] = 1.0
-        state.problem.X = X.reshape(40, 25)
+    """At most CG_DENSITY of the entries non-zero, equality included: the non-zeros are
+    priced; one more, every entry. 37 x 27 = 999 cells, of which a third is exactly 333
+    in floating point (a tie of the bound itself)."""
+    bound = 333
+    assert CG_DENSITY * 999 == bound
+    for nonzeros, entries in ((bound, bound), (bound + 1, 999)):
+        state = weighted_state(n=37, d=27, seed=3)
+        X = np.zeros(999)
+        X[np.random.default_rng(3).permutation(999)[:nonzeros]] = 1.0
+        state.problem.X = X.reshape(37, 27)
         assert SelectionSystem(state)._cg_entries() == entries
 
 
