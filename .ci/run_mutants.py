@@ -131,7 +131,8 @@ SETS = {
                          "causefs/blocks/nuisance/nuisance_balance_weights.py",
                          "causefs/numerics/nuisance_effects.py"],
                         ["tests/test_nuisance_blocks.py", "tests/test_documented_costs.py",
-                         "tests/test_documented_defaults.py"]
+                         "tests/test_documented_defaults.py",
+                         "tests/test_nuisance_effects_bounds.py"]
                         + [f"tests/test_nuisance.py::{test}" for test in (
                             "test_effect_given_a_design_is_the_least_squares_coefficient",
                             "test_shrinkage_is_one_minus_the_inverse_f_statistic",

@@ -1,5 +1,7 @@
 """Deconfounding sample-weight blocks (DWR, SRDO): math against independent computations."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -297,3 +299,271 @@ def test_dwr_stops_at_the_first_relative_decrease_below_tol():
         stop = next(k for k in range(1, 40) if losses[k - 1] - losses[k] <= tol * losses[k - 1])
         assert tol < 1.0 or stop == 1
         assert np.array_equal(DecorrelationWeightsBlock(tol=tol).weights(X), iterate(stop)), tol
+
+
+def simplex_projection_exact(v, total):
+    """Euclidean projection of the fractions v onto ``{x >= 0, sum(x) = total}``: the
+    threshold theta of ``max(v - theta, 0)`` is ``(sum of the k largest - total) / k`` for
+    the largest k whose k-th largest entry is above it (Held et al. 1974)."""
+    from fractions import Fraction
+
+    theta, partial = None, Fraction(0)
+    for k, x in enumerate(sorted(v, reverse=True), start=1):
+        partial += x
+        if x > (partial - total) / k:
+            theta = (partial - total) / k
+    return [max(x - theta, Fraction(0)) for x in v]
+
+
+def documented_descent(F, G, n, penalty, max_iter, tol):
+    """DWR's iteration as its docstring states it, in exact rational arithmetic, for a
+    decorrelation term F with gradient G (functions of the weights): the loss
+    ``F(w) / F(1) + penalty mean((w - 1)^2)``, first step n, Armijo constant 1e-4,
+    halving down to a step below 1e-12, a rise ends the descent, the next iteration
+    starts at twice the step taken, stop at a decrease at most ``tol |f|``. Returns the
+    weights and every point F was evaluated at (the start, then the trials)."""
+    from fractions import Fraction
+
+    points = [[Fraction(1)] * n]
+    start = F(points[0])
+
+    def f(v):
+        return F(v) / start + penalty * sum((x - 1) ** 2 for x in v) / n
+
+    def g(v):
+        return [a / start + 2 * penalty * (x - 1) / n for a, x in zip(G(v), v)]
+
+    w = points[0]
+    value, grad, step = f(w), g(w), Fraction(n)
+    points.append(w)
+    for _ in range(max_iter):
+        while True:
+            trial = simplex_projection_exact([x - step * d for x, d in zip(w, grad)], n)
+            points.append(trial)
+            new = f(trial)
+            slope = sum(d * (x - t) for d, x, t in zip(grad, w, trial))
+            if new <= value - Fraction(1, 10**4) * slope or step < Fraction(1, 10**12):
+                break
+            step /= 2
+        if new > value:
+            break
+        done = value - new <= tol * abs(value)
+        w, value, grad, step = trial, new, g(trial), 2 * step
+        if done:
+            break
+    return w, points
+
+
+def fake_decorrelation_term(F, G, monkeypatch):
+    """Put ``(F, G)`` in place of the block's decorrelation term, in floats; returns the
+    list the points it is evaluated at are appended to."""
+    from fractions import Fraction
+
+    import causefs.blocks.initialization.decorrelation_weights as module
+
+    points = []
+
+    def term(Z, v):
+        points.append(v.copy())
+        exact = [Fraction(x) for x in v]
+        return float(F(exact)), np.array([float(d) for d in G(exact)])
+
+    monkeypatch.setattr(module, "decorrelation_loss", term)
+    return points
+
+
+@pytest.mark.parametrize(("target", "penalty", "tol"), [
+    # the next search starts at 2 s (another start, another factor: other trials); the
+    # relative decrease is measured against the loss itself (not one off by a constant)
+    ((1, 3, 1, 1), 0.25, 0.5),
+    # a trial of equal loss fails Armijo's test (1e-4 > 0); steps below 1 are taken
+    ((2, 1, 1, 1), 0.0, 0.0),
+    # a decrease of exactly tol |f| stops the descent
+    ((1, 2, 2, 1), 1.0, 0.25),
+])
+def test_dwr_follows_the_documented_line_search_step_by_step(monkeypatch, target, penalty,
+                                                              tol):
+    """The block's descent is the iteration its docstring states, trial by trial: with a
+    quadratic ``F(w) = |w - a|^2`` in place of the decorrelation term (n = 4, a of small
+    integers, F(1) a power of two) every trial point and loss is a short binary fraction,
+    so the block's floating-point run is exact and equals the rational reference
+    :func:`documented_descent` point for point, ties included (a trial whose loss equals
+    the current one, a decrease of exactly ``tol |f|``). A changed step factor, Armijo
+    constant, smallest step, start of the next search or stopping rule gives other
+    trials."""
+    from fractions import Fraction
+
+    a = [Fraction(x) for x in target]
+
+    def F(v):
+        return sum((x - y) ** 2 for x, y in zip(v, a))
+
+    def G(v):
+        return [2 * (x - y) for x, y in zip(v, a)]
+
+    X = np.arange(8.0).reshape(4, 2) ** 2  # not used by the fake term
+    for max_iter in range(7):
+        points = fake_decorrelation_term(F, G, monkeypatch)
+        w = DecorrelationWeightsBlock(penalty=penalty, max_iter=max_iter, tol=tol).weights(X)
+        expected, expected_points = documented_descent(F, G, 4, Fraction(penalty), max_iter,
+                                                       Fraction(tol))
+        assert np.array_equal(w, np.array(expected, dtype=float)), max_iter
+        assert len(points) == len(expected_points), max_iter
+        for got, want in zip(points, expected_points):
+            assert np.array_equal(got, np.array(want, dtype=float)), max_iter
+
+
+@pytest.mark.parametrize(("slope", "moved"), [
+    ((1, 1, 1, 1, 1, 1, 1, 1), False),      # stationary: the projection returns w
+    ((1, -1, 1, -1, 1, -1, 1, -1), True),   # a slope the loss's value does not show
+])
+def test_dwr_line_search_where_the_loss_is_flat(monkeypatch, slope, moved):
+    """A decorrelation term whose value is the same everywhere (a loss flat to rounding
+    near its minimum), with a given slope. Where the slope is the same for every sample
+    (stationary on the mean-one weights), the first trial is w itself: Armijo's test
+    holds with equality, the descent stops after that one trial (equal to the rational
+    reference, evaluations counted). Otherwise no trial lowers the loss: the step is
+    halved from n = 8 down to the first below 1e-12, 2^-40, whose trial, of equal loss
+    (not a rise), is taken, and the decrease 0 stops the descent there: the weights are
+    ``1 - 2^-40 slope``, exact in floating point."""
+    from fractions import Fraction
+
+    def F(v):
+        return Fraction(1)
+
+    def G(v):
+        return [Fraction(s) for s in slope]
+
+    X = np.arange(16.0).reshape(8, 2) ** 2
+    points = fake_decorrelation_term(F, G, monkeypatch)
+    w = DecorrelationWeightsBlock(penalty=0.0).weights(X)
+    expected, expected_points = documented_descent(F, G, 8, 0, 300, Fraction(1, 10**6))
+    assert np.array_equal(w, np.array(expected, dtype=float))
+    assert np.array_equal(w, 1.0 - 2.0**-40 * np.array(slope)) if moved else np.all(w == 1.0)
+    assert len(points) == len(expected_points) == (3 if not moved else 2 + 44)
+    for got, want in zip(points, expected_points):
+        assert np.array_equal(got, np.array(want, dtype=float))
+
+
+def test_srdo_classifier_is_the_documented_logistic_regression(monkeypatch):
+    """The docstring's classifier: scikit-learn's ``LogisticRegression`` with inverse
+    strength C and ``max_iter=1000``, read off the estimator the block fits (a spy
+    subclass records its parameters)."""
+    import sklearn.linear_model
+    from sklearn.linear_model import LogisticRegression
+
+    fitted = []
+
+    class Spy(LogisticRegression):
+        def fit(self, X, y, sample_weight=None):
+            fitted.append(self.get_params())
+            return super().fit(X, y, sample_weight)
+
+    monkeypatch.setattr(sklearn.linear_model, "LogisticRegression", Spy)
+    DensityRatioWeightsBlock(C=0.5).weights(confounded(100), seed=0)
+    assert len(fitted) == 1
+    defaults = LogisticRegression().get_params()
+    assert {k: v for k, v in fitted[0].items() if v != defaults[k]} == {"C": 0.5,
+                                                                        "max_iter": 1000}
+
+
+def stub_classifier(decision, monkeypatch):
+    """Put a classifier whose decision function on the data is ``decision`` (the log
+    density ratios) in place of the block's logistic regression."""
+    import sklearn.linear_model
+
+    class Stub:
+        def __init__(self, **params):
+            pass
+
+        def fit(self, X, y):
+            return self
+
+        def decision_function(self, S):
+            assert S.shape[0] == decision.size  # the data's rows, not the permuted ones
+            return decision
+
+    monkeypatch.setattr(sklearn.linear_model, "LogisticRegression", Stub)
+
+
+def capped_by_bisection(ratio, cap):
+    """``min(s r, cap)`` with mean one, s found by bisection on the mean (increasing in
+    s) to the last bit: an independent computation of the documented fixed point."""
+    low, high = 0.0, ratio.size / ratio.max() * 1e18
+    for _ in range(4000):
+        middle = 0.5 * (low + high)
+        if middle in (low, high):
+            break
+        low, high = (middle, high) if np.minimum(middle * ratio, cap).mean() < 1 else (low, middle)
+    return np.minimum(high * ratio, cap)
+
+
+def srdo_weights(decision, max_ratio, monkeypatch):
+    """The block's weights of 2-feature data when the classifier's log ratios are
+    ``decision``."""
+    stub_classifier(np.asarray(decision, dtype=float), monkeypatch)
+    X = np.arange(2.0 * len(decision)).reshape(-1, 2) ** 2
+    return DensityRatioWeightsBlock(max_ratio=max_ratio).weights(X, seed=0)
+
+
+def test_srdo_weights_where_the_cap_binds_on_nearly_all_of_them(monkeypatch):
+    """Nine equal ratios and a tenth e^-30 of them, the cap 1.05: the weights of mean
+    one below the cap are nine at 1.05 and the tenth 10 - 9.45 = 0.55. Rounds of
+    clipping and rescaling (the block's code before 2026-11-29) move the tenth by only
+    ~10 / 9.45 a round: after their 100 the largest weight was still above 1.1."""
+    w = srdo_weights(np.r_[np.zeros(9), -30.0], 1.05, monkeypatch)
+    np.testing.assert_allclose(w, np.r_[np.full(9, 1.05), 0.55], rtol=1e-12)
+    assert w.max() <= 1.05
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("cap", [1.01, 1.1, 2.0, 10.0])
+def test_srdo_weights_are_the_capped_ratios_of_mean_one(monkeypatch, seed, cap):
+    """The docstring: ``min(s r, max_ratio)`` with mean one, against the same found by
+    bisection on s; the cap holds exactly, and ratios that need no clipping come back
+    scaled to mean one."""
+    rng = np.random.default_rng(seed)
+    decision = 2.0 * rng.standard_normal(int(rng.integers(5, 300)))
+    w = srdo_weights(decision, cap, monkeypatch)
+    ratio = np.exp(decision)
+    np.testing.assert_allclose(w, capped_by_bisection(ratio, cap), rtol=1e-12, atol=0)
+    assert w.max() <= cap and w.mean() == pytest.approx(1.0, rel=1e-13)
+    if ratio.max() / ratio.mean() <= cap:
+        np.testing.assert_allclose(w, ratio / ratio.mean(), rtol=1e-14)
+
+
+def test_srdo_weights_of_exactly_n_over_the_cap_positive_ratios_are_capped(monkeypatch):
+    """Four ratios, two positive, the cap 2: exactly ``n / cap`` positive ratios can carry
+    the total at the cap, ``(2, 2, 0, 0)``: the boundary of the uniform fallback (fewer
+    than ``n / cap``), where the second ratio's scaled value ties the cap exactly."""
+    w = srdo_weights(np.log([5.0, 1.0]).tolist() + [-1000.0, -1000.0], 2.0, monkeypatch)
+    assert np.array_equal(w, [2.0, 2.0, 0.0, 0.0])
+
+
+def test_srdo_weights_where_rounding_refuses_every_scale_are_uniform(monkeypatch):
+    """The cap ``fl(4/3)``, whose triple rounds to 4 = n (no room left after three
+    clipped), and ratios ``e^30, e^30, 1, ~1e-304``: clipping two leaves a room that
+    rounds one ulp above the cap, and the third ratio carries all of the rest to
+    rounding, so no scale passes the test and the weights are the uniform fallback, of
+    mean one (never a scale of 0 from a room of exactly 0)."""
+    cap = 4.0 / 3.0
+    assert 3 * cap == 4.0 and 4.0 - 2 * cap > cap
+    w = srdo_weights([30.0, 30.0, 0.0, -700.0], cap, monkeypatch)
+    assert np.array_equal(w, np.ones(4))
+
+
+@pytest.mark.parametrize("cap", [2.0, 3.0])
+def test_srdo_weights_of_too_few_positive_ratios_are_uniform(monkeypatch, cap):
+    """Ten ratios of which four are positive (the others underflowed to 0): weights of
+    mean one would put 10 on those four, more than the cap allows (at most 4 cap < 10
+    for a cap of 2; for 3 the four can carry it: 2.5 each, below 3)."""
+    decision = np.r_[np.full(6, -1000.0), np.zeros(4)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no division by the zero rest on the way
+        w = srdo_weights(decision, cap, monkeypatch)
+    if cap == 2.0:
+        assert np.array_equal(w, np.ones(10))
+    else:
+        np.testing.assert_allclose(w, np.r_[np.zeros(6), np.full(4, 2.5)], rtol=1e-15)
+
+

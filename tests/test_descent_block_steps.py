@@ -176,6 +176,83 @@ def test_the_polar_factor_of_a_column_and_of_a_rank_deficient_matrix():
         assert np.allclose(F @ (F.T @ deficient), deficient, atol=1e-10)  # spans M
 
 
+def test_the_polar_factor_keeps_the_eigendecomposition_at_the_orthonormality_bound(
+        monkeypatch):
+    """The eigendecomposition's factor is kept when no entry of ``F'F - I`` exceeds 1e-12
+    in magnitude: at exactly 1e-12 it is kept, one ulp above it the SVD decides.
+
+    The decomposition is given (``M'M = I`` claimed), so the candidate is M itself:
+    ``M = [[1, t], [0, 1]]`` has ``M'M - I = [[0, t], [t, t^2]]`` and ``1 + t^2`` rounds
+    to 1 in any order of the sum, so its largest deviation is exactly t. The SVD's
+    factor of M, the nearest orthonormal matrix, has ``-t/2`` where M has 0."""
+    identity = (np.ones(2), np.eye(2))
+    monkeypatch.setattr(np.linalg, "eigh", lambda matrix: identity)
+    for t, kept in ((1e-12, True), (np.nextafter(1e-12, 1.0), False)):
+        M = np.array([[1.0, t], [0.0, 1.0]])
+        deviation = M.T @ M - np.eye(2)
+        assert np.abs(deviation).max() == t  # exact: the bound is reached, not crossed
+        F = polar_factor(M)
+        if kept:
+            assert np.array_equal(F, M)
+        else:
+            assert np.allclose(F, svd_polar(M), rtol=0, atol=1e-15) and F[1, 0] < 0
+
+
+class _GivenBound(_Quadratic):
+    """:class:`_Quadratic` with the eigenvalue bound eta given (any eta >= lambda_max(A)
+    keeps GPI monotone)."""
+
+    def __init__(self, A, B, eta):
+        super().__init__(A, B)
+        self.eta = eta
+
+    @property
+    def bound(self):
+        return self.eta
+
+
+def two_point_state(b):
+    """F = [e1, e3] (n = 4, h = 2) with ``A = [[1, -1], [-1, 2]]`` on the first two
+    coordinates (lambda_max 2.618...) and 0 on the others, eta = 4 and
+    ``B = [(-3, b, 0, 0), 0]``: from F, GPI's next iterate is ``polar([(0, 1 + b, 0, 0),
+    (0, 0, 4, 0)]) = [e2, e3]`` for ``1 + b`` a power of two. All values are short binary
+    fractions, computed exactly; the polar factor takes the eigendecomposition of a
+    diagonal ``M'M``."""
+    A = np.zeros((4, 4))
+    A[:2, :2] = [[1.0, -1.0], [-1.0, 2.0]]
+    B = np.zeros((4, 2))
+    B[:2, 0] = [-3.0, b]
+    term = _GivenBound(A, B, 4.0)
+    problem = Problem(X=np.arange(8.0).reshape(4, 2), coding=np.zeros((4, 2)),
+                      n_clusters=2, objective=Objective([term]),
+                      fields=registered_parts().fields, n_neighbors=1)
+    return State(problem, F=np.eye(4)[:, [0, 2]]), term
+
+
+def test_the_stopping_rule_stops_at_a_decrease_equal_to_its_bound():
+    """``decrease <= tol (|value| + 1e-300)`` stops: with b = 0 the value goes from 7 at
+    [e1, e3] to 2 at [e2, e3], a decrease of 5 = 2.5 * 2, so tol = 2.5 stops at [e2, e3]
+    (no fixed point: the next iterate lowers the value), and a tol one ulp below 2.5
+    goes on."""
+    state, term = two_point_state(0.0)
+    next_F = np.eye(4)[:, [1, 2]]
+    assert (subproblem_value(term, state.F), subproblem_value(term, next_F)) == (7.0, 2.0)
+    assert np.array_equal(EmbeddingBlock(tol=2.5).step(state).F, next_F)
+    further = EmbeddingBlock(tol=np.nextafter(2.5, 0.0)).step(state).F
+    assert subproblem_value(term, further) < 2.0
+
+
+def test_a_zero_value_stops_on_the_absolute_floor():
+    """At a value of exactly 0 the bound is ``tol * 1e-300`` (the floor that keeps the
+    rule from asking for a decrease below 0): with b = 1 the value goes from 7 at
+    [e1, e3] to 0 at [e2, e3], and tol = 1e301 (a bound of about 10) stops there; the
+    iterate after it would lower the value further."""
+    state, term = two_point_state(1.0)
+    next_F = np.eye(4)[:, [1, 2]]
+    assert (subproblem_value(term, state.F), subproblem_value(term, next_F)) == (7.0, 0.0)
+    assert np.array_equal(EmbeddingBlock(tol=1e301).step(state).F, next_F)
+    assert subproblem_value(term, EmbeddingBlock(max_iter=2, tol=0.0).step(state).F) < 0.0
+
 # -- the sample weights ---------------------------------------------------------------
 
 
@@ -251,6 +328,64 @@ def test_a_float32_solve_that_is_worse_in_float64_is_not_taken():
     assert exact.value(worst) > exact.value(state.mu)  # the backend's answer is worse
     new = SampleWeightsBlock(_Worse(), precision="float32").step(state)
     assert np.array_equal(new.mu, state.mu)
+
+
+class _Identity:
+    """A balance operator H = I, exact in any precision; its float32 version is another
+    object (so the block treats the solve as a float32 one and checks it in float64)."""
+
+    def quad(self, v):
+        return float(v @ v)
+
+    def matvec(self, v):
+        return np.array(v, dtype=float)
+
+    def diagonal(self):
+        return np.ones(self.n)
+
+    def low_precision(self):
+        return _Identity()
+
+
+class _SumOfSquares(Term):
+    """``1/2 mu'(I + H) mu`` with ``H = I`` given as a balance operator: a mu subproblem
+    the same for every order of the samples."""
+
+    name, reads, needs = "sum_of_squares", ("mu",), ("mu",)
+
+    def value(self, state):
+        return float(state.mu @ state.mu)
+
+    def add_to_sample_weight_qp(self, state, system):
+        system.add_diagonal(np.ones(state.problem.n_samples))
+        system.add_balance(_Identity(), 1.0)
+
+
+class _Reversed(QPBackend):
+    """Returns the warm start in reverse order: another feasible point of the same value
+    for a subproblem symmetric in the samples."""
+
+    name = "reversed"
+
+    def solve(self, qp, x0):
+        return QPResult(x=x0[::-1].copy(), value=qp.value(x0[::-1]), n_iter=1,
+                        converged=True)
+
+
+def test_a_float32_solve_that_ties_the_warm_start_in_float64_is_taken():
+    """"Kept only if it is not worse": a result of exactly the warm start's float64
+    value is kept. The subproblem ``mu'mu`` is symmetric in the samples and
+    mu = (0.5, 1.5, 1, 1) sums to n = 4 with short binary fractions: its reversal has
+    the value 4.5 exactly, as the warm start."""
+    n = 4
+    problem = Problem(X=np.arange(2.0 * n).reshape(n, 2), coding=np.zeros((n, 2)),
+                      n_clusters=2, objective=Objective([_SumOfSquares()]),
+                      fields=registered_parts().fields, n_neighbors=1)
+    state = State(problem, mu=np.array([0.5, 1.5, 1.0, 1.0]))
+    exact = sample_weight_qp(state)
+    assert exact.value(state.mu) == exact.value(state.mu[::-1]) == 4.5
+    new = SampleWeightsBlock(_Reversed(), precision="float32").step(state)
+    assert np.array_equal(new.mu, [1.0, 1.0, 1.5, 0.5])
 
 
 def test_the_sample_weight_options_are_checked_by_name():

@@ -91,3 +91,42 @@ def test_the_search_may_list_neighbours_in_any_order():
         Y = rng.integers(0, 4, size=(int(rng.integers(8, 60)), 2)).astype(float)
         k = int(rng.integers(1, Y.shape[0] - 1))
         assert_exact_knn(Y, distinct_neighbors(Y, k, reversed_exact), k)
+
+
+def test_equally_near_distinct_rows_keep_the_order_the_search_lists_them():
+    """The docstring's rule for ties between distinct rows: equally near ones in the
+    order ``search`` lists them. The 9 points of {1, 0, -1}^2, two copies each in a
+    shuffled order (integer coordinates: exact ties, at 1 and 2 from the origin), and a
+    search that lists every row's others in decreasing lexicographic order of their
+    coordinates, the distances mixed (from the origin 2, 1, 2, 1, 1, 2, 1, 2). Every
+    point's c candidates, written here from the docstring: the other copy of its own
+    row, then the copies (by index) of the other rows, nearest first, ties in the
+    search's order."""
+    grid = np.array([(a, b) for a in (1.0, 0.0, -1.0) for b in (1.0, 0.0, -1.0)])
+    Y = np.random.default_rng(5).permutation(np.vstack([grid, grid]))
+    n = Y.shape[0]
+
+    def rank(point):  # position in decreasing lexicographic order: the listing order
+        return int(np.flatnonzero((grid == point).all(axis=1))[0])
+
+    def listing(points, k):
+        """An exact search: each row's k nearest others, listed in ``rank`` order."""
+        out = []
+        for i, point in enumerate(points):
+            others = [j for j in range(len(points)) if j != i]
+            near = sorted(others, key=lambda j: (np.sum((points[j] - point) ** 2),
+                                                 rank(points[j])))[:k]
+            out.append(sorted(near, key=lambda j: rank(points[j])))
+        return np.array(out)
+
+    def copies(point):  # by index
+        return [j for j in range(n) if (Y[j] == point).all()]
+
+    for c in (3, 8, 12):
+        found = distinct_neighbors(Y, c, listing)
+        for i in range(n):
+            rows = sorted((p for p in grid if not (p == Y[i]).all()),
+                          key=lambda p: (np.sum((p - Y[i]) ** 2), rank(p)))
+            expected = [j for j in copies(Y[i]) if j != i]
+            expected += [j for p in rows for j in copies(p)]
+            assert found[i].tolist() == expected[:c], (c, i)

@@ -21,6 +21,7 @@ from causefs.numerics.feature_clustering import (
     choose_groups,
     correlation_groups,
     sampled_correlation_groups,
+    ward_tree_1d,
 )
 
 
@@ -36,13 +37,46 @@ def factor_blocks(seed=0, n=80, d=240, n_blocks=4, noise=0.6):
 def reference_groups(X, max_groups):
     """Written from the docstring with NumPy/SciPy/scikit-learn only: |corr| by
     np.corrcoef, average linkage on 1 - |corr|, the cut with the best CH score."""
-    similarity = np.abs(np.corrcoef(X, rowvar=False))
-    distance = 1.0 - similarity[np.triu_indices(X.shape[1], 1)]
+    return reference_groups_of(np.abs(np.corrcoef(X, rowvar=False)), max_groups)
+
+
+def reference_groups_of(similarity, max_groups, score=calinski_harabasz_score):
+    """:func:`reference_groups` from the similarity: average linkage on 1 - |corr| (0
+    where |corr| is above 1), the cut with the best CH ``score``."""
+    distance = 1.0 - similarity[np.triu_indices(similarity.shape[0], 1)]
     tree = linkage(np.clip(distance, 0, None), method="average")
-    best = max((calinski_harabasz_score(similarity, fcluster(tree, m, "maxclust")), m)
+    best = max((score(similarity, fcluster(tree, m, "maxclust")), m)
                for m in range(2, max_groups + 1)
                if np.unique(fcluster(tree, m, "maxclust")).size == m)
     return fcluster(tree, best[1], "maxclust")
+
+
+def documented_score(points, labels):
+    """scikit-learn's Calinski-Harabasz score, but 1.0 where W (each point's squared
+    distance to its group's mean, summed) is at most 1e-12 times the points' sum of
+    squares, as :func:`calinski_harabasz`'s docstring says."""
+    within = sum(float(np.sum((points[labels == g] - points[labels == g].mean(axis=0)) ** 2))
+                 for g in np.unique(labels))
+    if within <= 1e-12 * float(np.sum(points**2)):
+        return 1.0
+    return calinski_harabasz_score(points, labels)
+
+
+def test_a_correlation_rounded_above_one_is_a_distance_of_zero():
+    """|corr| of equal or opposite features can round to 1 + 2^-52 (``pearson_similarity``
+    gives it for a third of random columns copied, here): its distance is 0, where
+    -2^-52 would make a linkage of a negative height, which SciPy's ``fcluster``
+    refuses. Features 0, 1 and 2 equal (|corr| 1 + 2^-52 between 0 and 1), 3 and 4 alike
+    (0.75), 0.125 across: the groups are the textbook procedure's (the cut of 3 groups
+    scores 1.0, its W rounding only), the two blocks."""
+    similarity = np.full((5, 5), 0.125)
+    similarity[:3, :3] = 1.0
+    similarity[3:, 3:] = 0.75
+    np.fill_diagonal(similarity, 1.0)
+    similarity[0, 1] = similarity[1, 0] = 1.0 + 2.0**-52
+    expected = reference_groups_of(similarity, 4, documented_score)
+    assert adjusted_rand_score(expected, [0, 0, 0, 1, 1]) == 1.0
+    np.testing.assert_array_equal(correlation_groups(similarity, 4), [0, 0, 0, 1, 1])
 
 
 def test_exact_groups_match_the_textbook_procedure():
@@ -208,6 +242,38 @@ def test_calinski_harabasz_of_groups_of_equal_points_is_one():
     assert calinski_harabasz(exact, labels) == 1.0
     rounding = np.array([[0.1, 0.7, 1 / 3], [2.3, 0.2, 0.9], [1.1, 1.3, 0.6]])[labels]
     assert calinski_harabasz(rounding, labels) == 1.0
+
+
+def test_calinski_harabasz_at_its_threshold_is_one_and_just_above_the_ratio():
+    """The docstring's rule at its boundary: W of exactly 1e-12 times the points' sum of
+    squares gives 1.0. Three points of the plane with integer coordinates (every sum
+    exact in float64): P, Q = (1613, 0) +- (1, 1) grouped, R alone. W = |P - Q|^2 / 2 = 4
+    and R (found by a search of integers) makes the sum of squares 4 * 10^12 exactly,
+    checked here in integers. R one lower in y: the sum of squares below 4 * 10^12, W
+    above the threshold, and the score the ratio scikit-learn gives."""
+    P, Q, R = (1614, 1), (1612, -1), (2607, 1999997)
+    labels = np.array([0, 0, 1])
+    squares = sum(x * x + y * y for x, y in (P, Q, R))
+    within = ((P[0] - Q[0]) ** 2 + (P[1] - Q[1]) ** 2) // 2
+    assert within == 4 and squares == 10**12 * within
+    assert calinski_harabasz(np.array([P, Q, R], dtype=float), labels) == 1.0
+    below = np.array([P, Q, (R[0], R[1] - 1)], dtype=float)
+    assert calinski_harabasz(below, labels) == pytest.approx(
+        calinski_harabasz_score(below, labels), rel=1e-9)
+    assert calinski_harabasz(below, labels) > 1e11
+
+
+def test_ward_tree_takes_equal_values_in_index_order():
+    """The docstring's tie rules: equal values in index order, ties to the leftmost pair.
+    Values 1, 0, 1, 0, ... (8): on the line the 0s at 1, 3, 5, 7, then the 1s at 0, 2,
+    4, 6; every adjacent pair of one level costs 0, so the 0s chain left to right (ids
+    8, 9, 10), then the 1s (11, 12, 13), then the two levels join at the Ward distance
+    sqrt(2 * 4 * 4 / 8) * 1 = 2. NumPy's default sort (AVX2) puts these 0s in another
+    order."""
+    tree = ward_tree_1d(np.tile([1.0, 0.0], 4))
+    np.testing.assert_array_equal(tree, [[1, 3, 0, 2], [5, 8, 0, 3], [7, 9, 0, 4],
+                                         [0, 2, 0, 2], [4, 11, 0, 3], [6, 12, 0, 4],
+                                         [10, 13, 2, 8]])
 
 
 def test_calinski_harabasz_of_points_all_zero_is_one_not_a_division_by_zero():

@@ -427,3 +427,131 @@ def test_lobpcg_is_preconditioned_by_the_inverse_degrees(monkeypatch):
     assert len(given) == 1 and given[0] is not None
     v = np.random.default_rng(1).standard_normal(450)
     np.testing.assert_allclose(given[0] @ v, v / np.diag(laplacian(G)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("weight", [1.0, 0.125])  # 2 d_max about 2.8; about 0.35, below 1
+def test_shift_invert_shifts_below_the_spectrum_by_1e_6_of_the_gershgorin_bound(
+        monkeypatch, weight):
+    """The docstring's shift: ``sigma = -1e-6 max(1, 2 d_max)``, ``d_max`` the largest
+    degree (the dense Laplacian's largest diagonal entry here). The matrix handed to the
+    LU is ``L - sigma I``, positive definite with smallest eigenvalue ``-sigma`` (L's
+    is 0) and condition number at most ``1e6 + 1``, and Lanczos is shifted about the
+    same sigma. The two weights reach both sides of ``max(1, .)``."""
+    made, shifts = [], []
+    splu, eigsh = scipy.sparse.linalg.splu, scipy.sparse.linalg.eigsh
+
+    def factorize(A, **kwargs):
+        made.append(A.toarray())
+        return splu(A, **kwargs)
+
+    def lanczos(A, **kwargs):
+        shifts.append(kwargs["sigma"])
+        return eigsh(A, **kwargs)
+
+    monkeypatch.setattr(scipy.sparse.linalg, "splu", factorize)
+    monkeypatch.setattr(scipy.sparse.linalg, "eigsh", lanczos)
+    G, _ = blob_graph([150, 150, 150], 0.8)
+    G = weight * G
+    L = laplacian(G)
+    bound = 2.0 * np.diag(L).max()  # Gershgorin: every row of |L| sums to 2 degrees
+    assert (bound > 1.0) == (weight == 1.0)
+    sigma = -1e-6 * max(1.0, bound)
+    smallest_eigenvectors(G, 4)  # n = 450: shift-invert
+    assert len(made) == 1 and len(shifts) == 1
+    np.testing.assert_allclose(made[0] - L, -sigma * np.eye(450), rtol=0,
+                               atol=1e-6 * abs(sigma))
+    eigenvalues = np.linalg.eigvalsh(made[0])
+    assert eigenvalues[0] == pytest.approx(-sigma, rel=1e-6)
+    assert eigenvalues[-1] / eigenvalues[0] <= 1e6 + 1
+    assert shifts[0] == pytest.approx(sigma, rel=1e-12)
+
+
+def hypercube_graph(dimension, weight):
+    """The hypercube's graph on ``2^dimension`` vertices, an edge of this weight between
+    vertices whose binary labels differ in one bit: one component, and an exactly
+    representable eigenbasis of its Laplacian (:func:`walsh`)."""
+    n = 2**dimension
+    rows = np.repeat(np.arange(n), dimension)
+    columns = rows ^ np.tile(1 << np.arange(dimension), n)
+    return csr_array((np.full(rows.size, weight), (rows, columns)), shape=(n, n))
+
+
+def walsh(dimension, bits):
+    """The normalized Walsh function ``(-1)^popcount(i & bits) / sqrt(2^dimension)``: an
+    eigenvector of the hypercube's Laplacian with eigenvalue ``2 w popcount(bits)``, its
+    entries +-2^(-dimension/2), exact for an even dimension."""
+    labels = np.arange(2**dimension)
+    parity = np.array([bin(label & bits).count("1") % 2 for label in labels])
+    return (1.0 - 2.0 * parity) / np.sqrt(2.0**dimension)
+
+
+#: LOBPCG's tolerance in the acceptance tests: sqrt(tol) = 2^-20 exactly
+TOL = 2.0**-40
+
+
+@pytest.mark.parametrize("weight", [2.0**-5, 2.0**-2])  # Gershgorin bound 1/2 (scale 1); 4
+@pytest.mark.parametrize(("excess", "accepted"), [((1.0, 1.0), True),
+                                                  ((1.0, 1.5), False),
+                                                  ((1.5, 1.0), False)])
+def test_lobpcg_is_refused_when_a_columns_residual_exceeds_sqrt_tol_times_the_bound(
+        monkeypatch, weight, excess, accepted):
+    """The docstring's acceptance rule: LOBPCG's vectors are kept when every column's
+    residual ``||L v - lambda v||`` is at most ``sqrt(tol) * scale``, ``scale`` the
+    largest row sum of ``|L|`` (16 w on this hypercube) or 1 if that is smaller; a
+    column above it refuses them, and shift-invert takes over. LOBPCG (spied) returns
+    two exact eigenvectors (Walsh functions, eigenvalue 2 w) with eigenvalues reported
+    off by ``excess`` times that threshold, so each column's residual is exactly that
+    much (every number is a short binary fraction, so the tie is really reached): at
+    the tie they are kept (F is them after the constant vector), at 1.5 times it in
+    either column they are not (F then spans the 2 w eigenspace from shift-invert)."""
+    monkeypatch.setattr(spectral_embedding, "SHIFT_INVERT_N", 100)
+    dimension = 8  # n = 256: above 200 and 5 h, an iterative path
+    G = hypercube_graph(dimension, weight)
+    L = laplacian(G)
+    scale = max(1.0, np.abs(L).sum(axis=1).max())
+    assert (scale == 1.0) == (weight < 1 / 16)
+    threshold = 2.0**-20 * scale  # sqrt(TOL) * scale
+    V = np.column_stack([walsh(dimension, 1), walsh(dimension, 2)])
+    values = 2.0 * weight - threshold * np.array(excess)
+    residuals = np.linalg.norm(L @ V - V * values, axis=0)
+    assert np.array_equal(residuals, threshold * np.array(excess))  # exactly, by design
+    calls = []
+
+    def lobpcg(A, X, **kwargs):
+        calls.append("lobpcg")
+        return values.copy(), V.copy()
+
+    def shift_invert(*args):
+        calls.append("shift_invert")
+        return shift_invert_exact(*args)
+
+    shift_invert_exact = spectral_embedding._shift_invert
+    monkeypatch.setattr(scipy.sparse.linalg, "lobpcg", lobpcg)
+    monkeypatch.setattr(spectral_embedding, "_shift_invert", shift_invert)
+    F = smallest_eigenvectors(G, 3, tol=TOL)
+    if accepted:
+        assert calls == ["lobpcg"]
+        np.testing.assert_allclose(F, np.column_stack([np.full(256, 1 / 16), V]),
+                                   atol=1e-12)
+    else:
+        assert calls == ["lobpcg", "shift_invert"]
+        np.testing.assert_allclose(L @ F[:, 1:], 2.0 * weight * F[:, 1:], atol=1e-8)
+    assert np.allclose(F.T @ F, np.eye(3), atol=1e-12)
+
+
+def test_lobpcg_is_given_the_tolerance_and_at_most_1000_iterations(monkeypatch):
+    """The docstring's cap: LOBPCG runs at most 1000 iterations, at the caller's
+    tolerance (both read off the call SciPy receives)."""
+    monkeypatch.setattr(spectral_embedding, "SHIFT_INVERT_N", 100)
+    given = []
+    lobpcg = scipy.sparse.linalg.lobpcg
+
+    def spied(A, X, **kwargs):
+        given.append(kwargs)
+        return lobpcg(A, X, **kwargs)
+
+    monkeypatch.setattr(scipy.sparse.linalg, "lobpcg", spied)
+    G, _ = blob_graph([150, 150, 150], 0.8)
+    smallest_eigenvectors(G, 4, tol=1e-7)
+    assert len(given) == 1
+    assert given[0]["maxiter"] == 1000 and given[0]["tol"] == 1e-7

@@ -1,13 +1,15 @@
 """The candidate searches of :mod:`causefs.numerics.neighbors` against brute force
 written here (every pair's distance, sorted; the local join listed point by point; the
 candidate table as sets of pairs) and the rules the module's comments state for
-``neighbor_algorithm="auto"``. Points are random and continuous: no ties."""
+``neighbor_algorithm="auto"``. Points are random and continuous (no ties) but where a
+test says otherwise (copies, whose distances tie by the dozen)."""
 
 import logging
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.spatial import cKDTree
 
 from causefs.numerics import neighbors
 from causefs.numerics.neighbors import (EXACT_N, FRESH_EXACT_N, LOW_DIMS, SMALL_TREE_DIMS,
@@ -644,3 +646,78 @@ def test_a_fresh_search_of_many_dimensions_is_exact_up_to_its_limit(monkeypatch)
     assert same_sets(found[rows], brute_knn(Y, 3, rows))
     nearest_candidates(Y[:FRESH_EXACT_N + 1, :1023], 3, "auto")
     assert asked == [(limit + 1, 1024), (FRESH_EXACT_N + 1, 1023)]
+
+
+@pytest.mark.parametrize("m", [5, 10, 20, 25, 32, 40])
+def test_the_exact_searches_keep_the_c_th_nearest_where_it_ties_with_many(m):
+    """About 400 points on a line, m copies at each integer position, in a shuffled order
+    (every squared distance an exact small integer): with c = m candidates, a point's
+    c - 1 nearest are its copies (distance 0) and its c-th is any of the up to 2 m
+    copies at distance 1. The c candidates of ``exact_neighbors`` and of
+    ``nearest_given`` (every point a seed of every point) are c distinct others at the c
+    smallest distances of the brute force. A selection that places only the first
+    c - 1 (an ``argpartition`` at c - 2) leaves a point at distance 4 in the last column
+    of some of these rows (NumPy 2.4's AVX2 select: dozens of rows at m = 32 and 40),
+    never on random continuous points."""
+    positions = np.repeat(np.arange(-(-400 // m), dtype=float), m)
+    Y = np.random.default_rng(m).permutation(positions)[:, None]
+    n, c = Y.shape[0], m
+    squared = (Y - Y.T) ** 2
+    np.fill_diagonal(squared, np.inf)  # a point is not its own candidate
+    nearest = np.sort(squared, axis=1)[:, :c]
+    assert (nearest[:, :-1] == 0).all() and (nearest[:, -1] == 1).all()
+    every_point = np.broadcast_to(np.arange(n), (n, n))
+    for search, found in (("exact", exact_neighbors(Y, c)),
+                          ("given", nearest_given(Y, every_point, c))):
+        assert found.shape == (n, c)
+        assert (np.diff(np.sort(found, axis=1), axis=1) > 0).all(), search
+        np.testing.assert_array_equal(
+            np.sort(np.take_along_axis(squared, found, axis=1), axis=1), nearest,
+            err_msg=search)
+
+
+def test_the_tree_has_the_declared_leaves_and_splits_at_the_sliding_midpoint(monkeypatch):
+    """``tree_neighbors`` declares SciPy's k-d tree with leaves of up to 32 points, a node
+    split at the sliding midpoint of its widest dimension: read off the trees it builds.
+    Points at x = i^2 (i < 100) on a line: the midpoint of [0, 9801] is 4900.5 (71 points
+    below it), the median 2500; 32 points are one leaf, 33 are split."""
+    built = []
+
+    class Recorded(cKDTree):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            built.append(self)
+
+    monkeypatch.setattr(neighbors, "cKDTree", Recorded)
+    Y = np.c_[np.arange(100.0) ** 2, np.zeros(100)]
+    assert same_sets(tree_neighbors(Y, 3), brute_knn(Y, 3))
+    tree = built[-1]
+    assert tree.leafsize == 32
+    root = tree.tree
+    assert (root.split_dim, root.split) == (0, 4900.5)
+    assert (root.lesser.children, root.greater.children) == (71, 29)
+    tree_neighbors(Y[:32], 3)
+    assert built[-1].tree.split_dim == -1 and built[-1].tree.children == 32  # a leaf
+    tree_neighbors(Y[:33], 3)
+    assert built[-1].tree.split_dim == 0
+
+
+@pytest.mark.parametrize("c, ef_search", [(5, 64), (16, 64), (17, 68), (20, 80)])
+def test_the_hnsw_index_has_the_declared_links_and_search_widths(monkeypatch, c, ef_search):
+    """``_hnsw_neighbors`` declares an ``IndexHNSWFlat`` of M = 32 links a point (2 M on
+    the bottom layer), ``efConstruction = 64`` and ``efSearch = max(64, 4 c)``: read off
+    the index it builds and searches, at c below, at and above 64 / 4."""
+    faiss = pytest.importorskip("faiss")
+    built = []
+
+    class Recorded(faiss.IndexHNSWFlat):
+        def __init__(self, *args):
+            super().__init__(*args)
+            built.append(self)
+
+    monkeypatch.setattr(faiss, "IndexHNSWFlat", Recorded)
+    found = neighbors._hnsw_neighbors(np.random.default_rng(13).standard_normal((200, 3)), c)
+    assert found.shape == (200, c + 1) and len(built) == 1
+    hnsw = built[0].hnsw
+    assert (hnsw.nb_neighbors(1), hnsw.nb_neighbors(0)) == (32, 64)
+    assert (hnsw.efConstruction, hnsw.efSearch) == (64, ef_search)

@@ -6,6 +6,7 @@ projection onto the simplex by the sort rule (Held, Wolfe and Crowder 1974), and
 products a solve asks of ``H`` counted through the operator
 (:class:`~causefs.testing.CountedBalance`) against :meth:`QPBackend.products`."""
 
+import dataclasses
 import itertools
 import re
 
@@ -443,6 +444,55 @@ def test_the_result_reports_the_solvers_status_and_iterations(monkeypatch, solve
     assert result.converged == (status == "optimal") and name == solver
     if linear:
         assert iterations == 0
+
+
+def _handed_to_cvxpy(monkeypatch, qp):
+    """The cvxpy problem the backend builds for ``qp`` (solved), and its variable."""
+    import cvxpy as cp
+
+    problems, solve = [], cp.Problem.solve
+
+    def spy(problem, **options):
+        problems.append(problem)
+        return solve(problem, **options)
+
+    monkeypatch.setattr(cp.Problem, "solve", spy)
+    CvxpyBackend().solve(qp, np.full(qp.n, qp.total / qp.n))
+    [problem] = problems
+    [y] = problem.variables()
+    return problem, y
+
+
+@pytest.mark.parametrize("total", [1.0, 12.5])
+def test_cvxpy_is_handed_the_objective_divided_by_its_size_at_the_uniform_point(
+        monkeypatch, total):
+    """The docstring: in the mean-one variable ``y = x n / total`` the objective is
+    divided by its size at ``y = 1``, ``|1/2 1'P1| + |q'1|`` (P, q of y): with P PSD
+    and q >= 0 the objective handed over is then exactly 1 at ``y = 1``, and at any y
+    it is ``f(total y / n)`` divided by that size (computed here from P and q)."""
+    qp, P, q = random_qp(5, seed=23, total=total)
+    q = np.abs(q)
+    qp = dataclasses.replace(qp, linear=q)
+    problem, y = _handed_to_cvxpy(monkeypatch, qp)
+    unit = total / 5
+    size = 0.5 * unit**2 * P.sum() + unit * q.sum()
+    y.value = np.ones(5)
+    assert problem.objective.value == pytest.approx(1.0, rel=1e-12, abs=0)
+    point = np.array([3.0, 0.5, 0.0, 1.0, 0.5])
+    y.value = point
+    assert problem.objective.value == pytest.approx(value(P, q, unit * point) / size,
+                                                    rel=1e-12, abs=0)
+
+
+def test_an_objective_of_size_zero_at_the_uniform_point_is_handed_over_undivided(
+        monkeypatch):
+    """``P = 0`` and ``q'1 = 0``: the size at the uniform point is 0, and the objective
+    is divided by 1 instead: at ``y = (4, 0, 0, 0)`` (x = (2, 0, 0, 0)) it is f there,
+    ``q'x = 2``."""
+    qp = SimplexQP(diag=np.zeros(4), linear=np.array([1.0, -1.0, 0.0, 0.0]), total=2.0)
+    problem, y = _handed_to_cvxpy(monkeypatch, qp)
+    y.value = np.array([4.0, 0.0, 0.0, 0.0])
+    assert problem.objective.value == pytest.approx(2.0, rel=1e-12, abs=0)
 
 
 def test_a_failed_solve_returns_the_warm_start_and_says_why(monkeypatch):

@@ -150,7 +150,7 @@ def test_the_preconditioner_is_the_diagonal_of_a_without_the_group_graphs(sparse
 
 def test_conjugate_gradients_without_a_diagonal_or_an_embedding():
     """A system of the data Gram alone (n > d: positive definite), and one whose
-    right-hand side is a matrix in a state with no F (the form priced for one column)."""
+    right-hand side is a matrix in a state with no F."""
     state = weighted_state(n=30, d=5)
     state = state.replace(mu=np.linspace(0.5, 1.5, 30))
     Xt = state.mu[:, None] * state.problem.X
@@ -164,6 +164,35 @@ def test_conjugate_gradients_without_a_diagonal_or_an_embedding():
     no_embedding.add_matrix(np.diag(np.arange(1.0, 6.0)))
     no_embedding.add_rhs(np.ones((5, 2)))
     assert np.allclose(no_embedding.solve("auto"), 1.0 / np.arange(1.0, 6.0)[:, None])
+
+
+@pytest.mark.parametrize("embedding", [True, False])
+def test_the_forms_are_priced_for_the_columns_of_the_right_hand_side(embedding,
+                                                                   monkeypatch):
+    """``auto`` prices conjugate gradients for the h columns of B (a product for each
+    column of W), read off B's parts: an embedding's F (n, 3) or, in a state with no F,
+    a (d, 2) matrix; a system with no right-hand side is refused before it is priced."""
+    import causefs.model.subproblems as module
+
+    priced = []
+    cost = module.selection_system_cost
+    monkeypatch.setattr(module, "selection_system_cost",
+                        lambda *args: priced.append(args[3]) or cost(*args))
+    state = weighted_state(n=30, d=5)
+    if not embedding:
+        state = state.replace(F=None, W=None)
+    system = SelectionSystem(state)
+    system.add_diagonal(np.arange(1.0, 6.0))
+    if embedding:
+        system.add_data_rhs(1.0, state.F)
+        system.add_data_rhs(-1.0, state.F)
+    else:
+        system.add_rhs(np.ones((5, 2)))
+    W = system.solve("auto")
+    assert priced == [W.shape[1]] == [3 if embedding else 2]
+    with pytest.raises(ValueError, match="^the W system has no right-hand side: no term "
+                                         "of the objective ties W to the other variables$"):
+        SelectionSystem(state).solve("auto")
 
 
 def test_the_choice_of_form_from_the_counts():
@@ -201,14 +230,16 @@ def test_the_conjugate_gradients_count_grows_with_its_factors():
 
 
 def test_data_exactly_at_the_density_bound_go_sparse():
-    """At most CG_DENSITY of the entries non-zero: the non-zeros are priced; one more,
-    every entry."""
-    bound = int(round(CG_DENSITY * 1000))
-    for nonzeros, entries in ((bound, bound), (bound + 1, 1000)):
-        state = weighted_state(n=40, d=25, seed=3)
-        X = np.zeros(1000)
-        X[np.random.default_rng(3).permutation(1000)[:nonzeros]] = 1.0
-        state.problem.X = X.reshape(40, 25)
+    """At most CG_DENSITY of the entries non-zero, equality included: the non-zeros are
+    priced; one more, every entry. 37 x 27 = 999 cells, of which a third is exactly 333
+    in floating point (a tie of the bound itself)."""
+    bound = 333
+    assert CG_DENSITY * 999 == bound
+    for nonzeros, entries in ((bound, bound), (bound + 1, 999)):
+        state = weighted_state(n=37, d=27, seed=3)
+        X = np.zeros(999)
+        X[np.random.default_rng(3).permutation(999)[:nonzeros]] = 1.0
+        state.problem.X = X.reshape(37, 27)
         assert SelectionSystem(state)._cg_entries() == entries
 
 
@@ -361,6 +392,29 @@ def test_the_parts_of_a_are_added_in_the_order_they_were_given():
         elif add == "add_diagonal":
             expected = np.diag(expected)
         assert np.array_equal(system.matrix(), expected), add
+
+
+def test_the_group_parts_of_a_are_added_in_the_order_they_were_given():
+    """The same for the group graphs, whose parts ``X~_m' L X~_m`` are PSD: between them
+    diagonals of 2^60 and -2^60, each group on one column, so that the group added
+    after 2^60 is lost (``2^60 + p = 2^60`` for ``p < 128``) and the one after -2^60 kept.
+    Any other order of the groups loses the other one."""
+    state = weighted_state(n=6, d=3)
+    Xt = state.mu[:, None] * state.problem.X
+    rng = np.random.default_rng(0)
+    graphs = [random_graph(rng, 6, 2) for _ in range(2)]
+    parts = [float(Xt[:, j] @ dense_laplacian(graph) @ Xt[:, j])
+             for j, graph in enumerate(graphs)]
+    assert 0.0 < min(parts) and max(parts) < 128.0
+    system = SelectionSystem(state)
+    system.add_diagonal(np.full(3, 2.0**60))
+    system.add_group_graph(np.array([0]), graphs[0])
+    system.add_diagonal(np.full(3, -2.0**60))
+    system.add_group_graph(np.array([1]), graphs[1])
+    A = system.matrix()
+    assert A[0, 0] == 0.0 and A[2, 2] == 0.0
+    assert A[1, 1] == pytest.approx(parts[1], rel=1e-12)
+    assert np.count_nonzero(A - np.diag(np.diag(A))) == 0
 
 
 def test_a_is_formed_from_the_weighted_data_it_is_given():

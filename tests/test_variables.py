@@ -144,6 +144,21 @@ def test_mu_is_non_negative_and_sums_to_n_or_one(sample_weights, total):
     refused("mu", negative, state, "mu has negative entries")
 
 
+def test_mu_may_miss_its_total_by_exactly_the_bound():
+    """``|sum(mu) - total| <= 1e-9 total``, reached exactly: with n = 5^9 samples,
+    ``1e-9 n = 2^-9`` (the product rounds to it exactly) and ``n + 2^-9`` is a double,
+    so weights summing to it pass and the next double above is refused."""
+    n = 5**9
+    state = State(Problem(X=np.zeros((n, 1)), coding=np.zeros((n, 1)), n_clusters=H,
+                          n_neighbors=K))
+    assert 1e-9 * state.problem.mu_total == 2.0**-9
+    mu = np.zeros(n)
+    mu[0] = n + 2.0**-9
+    passes("mu", mu, state)
+    mu[0] = np.nextafter(n + 2.0**-9, np.inf)
+    refused("mu", mu, state, "sum\\(mu\\) = ")
+
+
 def test_groups_use_every_label_once_per_graph():
     state = State(problem())
     passes("groups", np.array([0, 1, 1, 0]), state)

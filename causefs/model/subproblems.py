@@ -194,12 +194,21 @@ class SelectionSystem(Subproblem):
 
     def _rhs(self, transposed_product) -> np.ndarray:
         """``B``, with ``transposed_product(T) = X~' T``."""
+        self._check_rhs()
         parts = [weight * transposed_product(target) for weight, target in self.data_rhs]
         parts += list(self.matrix_rhs)
-        if not parts:
+        return sum(parts[1:], parts[0])
+
+    def _check_rhs(self) -> None:
+        if not (self.data_rhs or self.matrix_rhs):
             raise ValueError("the W system has no right-hand side: no term of the "
                              "objective ties W to the other variables")
-        return sum(parts[1:], parts[0])
+
+    def _rhs_columns(self) -> int:
+        """h, the columns of ``B`` (and of W), read off its first part without forming
+        it: every part has them."""
+        self._check_rhs()
+        return (self.data_rhs[0][1] if self.data_rhs else self.matrix_rhs[0]).shape[1]
 
     def matrix(self, Xt=None) -> np.ndarray:
         """``A`` (d, d), its parts added in the order the terms gave them, from the
@@ -274,17 +283,17 @@ class SelectionSystem(Subproblem):
         ``system``: ``primal`` solves the d x d system, ``dual`` the n x n (Woodbury)
         form, ``cg`` runs conjugate gradients from the current W without forming either
         (``_conjugate_gradients``), ``auto`` the cheapest by
-        :func:`selection_system_cost`. NumPy's LAPACK, not SciPy's, for general solves:
-        the two wheels bundle separate OpenBLAS thread pools, and alternating between
-        them is slower (docs/PERFORMANCE.md, "W system").
+        :func:`selection_system_cost`, priced for the h columns of ``B``
+        (:meth:`_rhs_columns`). NumPy's LAPACK, not SciPy's, for general solves: the two
+        wheels bundle separate OpenBLAS thread pools, and alternating between them is
+        slower (docs/PERFORMANCE.md, "W system").
         """
         system = check_choice("system", system, SYSTEMS)
         n, d = self.state.problem.n_samples, self.state.problem.n_features
         dual_allowed = self.dual_form()
         iterations = CG_ITERATIONS if self.state.W is not None else CG_COLD_ITERATIONS
-        h = self.state.F.shape[1] if self.state.F is not None else 1
-        cost = selection_system_cost(n, d, self.group_sizes(), h, self._cg_entries(),
-                                     iterations)
+        cost = selection_system_cost(n, d, self.group_sizes(), self._rhs_columns(),
+                                     self._cg_entries(), iterations)
         direct = direct_system(cost, dual_allowed)
         max_iter = CG_MAX_ITER
         if system == "auto":

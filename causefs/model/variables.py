@@ -62,6 +62,8 @@ def _orthonormal(value, state):
 
 
 def _weights(value, state):
+    """Non-negative, summing to ``mu_total`` within ``1e-9 mu_total`` (round-off; a
+    difference of exactly that bound passes)."""
     assert np.all(value >= 0), f"mu has negative entries (min {value.min():.3g})"
     total = state.problem.mu_total
     assert abs(value.sum() - total) <= 1e-9 * total, f"sum(mu) = {value.sum()!r}, expected {total}"

@@ -27,7 +27,9 @@ def calinski_harabasz(points: np.ndarray, labels: np.ndarray) -> float:
     sums in one (M, d) x (d, p) product instead of a pass per cluster: choosing the
     groups of d = 10,000 features scores 9 partitions of a 10,000 x 10,000 array.
     ``W = 0`` (every cluster a point) gives 1.0, as scikit-learn does, and so do points
-    that are all 0 (W and the total both 0).
+    that are all 0 (W and the total both 0). So does any W of at most ``1e-12`` times the
+    points' sum of squares, the threshold included: a W that rounding alone made (equal
+    points whose sums round), which the ratio would divide by.
     """
     d = points.shape[0]
     _, labels, counts = np.unique(labels, return_inverse=True, return_counts=True)
@@ -52,7 +54,10 @@ def ward_tree_1d(values: np.ndarray) -> np.ndarray:
     On a line, Ward's merges join neighbouring clusters (tested against
     :func:`scipy.cluster.hierarchy.linkage`): a heap of the adjacent pairs' merge costs
     ``sqrt(2 n_a n_b / (n_a + n_b)) |mean_a - mean_b|`` (SciPy's Ward distance) replaces
-    the d x d distance matrix. Ties go to the leftmost pair.
+    the d x d distance matrix. Ties go to the leftmost pair, and equal values are laid
+    on the line in index order (a stable sort): the tree, its ids included, is the same
+    on every machine, where NumPy's default sort orders equal values as its CPU's SIMD
+    kernel happens to.
     """
     d = values.size
     order = np.argsort(values, kind="stable")
@@ -142,7 +147,9 @@ def correlation_groups(similarity: np.ndarray, max_groups: int) -> np.ndarray:
     ----------
     similarity : ndarray of shape (d, d)
         ``|corr|`` of the features (:func:`causefs.numerics.correlation.pearson_similarity`);
-        overwritten by nothing (the condensed distances are a new array).
+        overwritten by nothing (the condensed distances are a new array). A ``|corr|``
+        that rounding put above 1 (equal or opposite features: 1 + 2^-52) is a distance
+        of 0, not a negative one, which SciPy's ``fcluster`` refuses.
     max_groups : int
         Largest number of groups M tried.
 

@@ -180,6 +180,11 @@ def tree_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
     Fast where the points have few dimensions (an embedding of n_clusters columns);
     among duplicates the point itself may come after one of its copies, so it is removed
     wherever the tree lists it (the last column otherwise).
+
+    Declared (chosen by time, not by the answer, which every tree gives exactly): the
+    tree's leaves hold up to ``TREE_LEAF_SIZE`` = 32 points and a node is split at the
+    sliding midpoint of its widest dimension (``balanced_tree=False``), not at the
+    median.
     """
     n = Y.shape[0]
     k = min(n_candidates + 1, n)
@@ -206,7 +211,9 @@ def distinct_neighbors(Y: np.ndarray, n_candidates: int, search) -> np.ndarray:
     its first ``n_candidates + 1`` points by index, and every point takes the first
     ``n_candidates`` of its row's list other than itself. A point's candidates are then
     its nearest others, ties between copies broken by index, whatever ``search`` would
-    have broken them by. Where more than ``DISTINCT_SHARE`` of the points are distinct,
+    have broken them by. Distinct rows equally near a row are listed in the order
+    ``search`` lists them (a stable sort by distance): the copies of the first fill the
+    candidates first. Where more than ``DISTINCT_SHARE`` of the points are distinct,
     this is ``search`` itself.
     """
     n = Y.shape[0]
@@ -295,6 +302,10 @@ def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
     build 23 s, search 29 s, one thread). Used for fresh searches at large n (no previous
     graph to start from); its n_candidates + 1 results per point seed
     :func:`refine_neighbors`.
+
+    Declared (recall against time; docs/PERFORMANCE.md): an ``IndexHNSWFlat`` of
+    ``M = 32`` links a point (64 on the bottom layer), built with ``efConstruction = 64``
+    and searched with ``efSearch = max(64, 4 n_candidates)``.
     """
     # imported here: only large fits without a warm start need it (an optional extra)
     with _quiet_logger("faiss.loader"):  # its INFO lines list the CPU builds it tried

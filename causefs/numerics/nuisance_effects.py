@@ -22,13 +22,16 @@ import numpy as np
 
 from .sparse import column_squares
 
-#: singular values of the residualized Z below this fraction of Z's norm are directions
-#: Z shares with the cluster design: their effect is not identified
+#: singular values of the residualized Z at most this fraction of Z's norm are directions
+#: Z shares with the cluster design: their effect is not identified (and a design's
+#: directions at most this fraction of its largest singular value are dropped)
 RANK_RTOL = 1e-8
 
 
 def _orthonormal_design(design: np.ndarray | None, n: int) -> np.ndarray:
-    """Orthonormal basis of the intercept and ``design`` (n, r)."""
+    """Orthonormal basis of the intercept and ``design`` (n, r): the left singular
+    vectors of ``[1, design]`` whose singular value exceeds ``RANK_RTOL`` times the
+    largest (at the bound, a direction is not identified)."""
     columns = np.ones((n, 1)) if design is None else np.column_stack([np.ones(n), design])
     U, s, _ = np.linalg.svd(columns, full_matrices=False)
     return U[:, s > RANK_RTOL * s[0]]
@@ -55,7 +58,8 @@ def nuisance_regression(X: np.ndarray, Z: np.ndarray, design: np.ndarray | None 
     -------
     Theta : ndarray of shape (q, d)
         Zero along directions of Z that the design spans (not identified: attributed to
-        the design), and for features with ``F_f <= 1`` when shrinking.
+        the design), and for features with ``F_f <= 1`` when shrinking (also one whose
+        explained sum of squares underflows to 0: F is 0).
     """
     n, d = X.shape
     Q = _orthonormal_design(design, n)
@@ -221,7 +225,9 @@ def variance_share(X, Z: np.ndarray) -> np.ndarray:
     ndarray of shape (d,)
         ``||P_Z x_c||^2 / ||x_c||^2`` with ``x_c`` the centred feature and ``P_Z`` the
         projection onto Z's columns (for labels: the between-level share of the
-        variance, eta^2); 0 for a constant feature.
+        variance, eta^2); 0 for a constant feature: one whose centred sum of squares
+        is at most ``RANK_RTOL`` times the larger of its sum of squares and the
+        smallest normal number.
     """
     n = X.shape[0]
     U, s, _ = np.linalg.svd(Z, full_matrices=False)
@@ -259,8 +265,10 @@ def cluster_pvalues(X: np.ndarray, Z: np.ndarray, labels: np.ndarray) -> np.ndar
     -------
     ndarray of shape (d,)
         In [0, 1]; 1 for a feature the clusters explain nothing of (also a constant
-        feature, and every feature when the indicators add no rank or no residual
-        degree of freedom is left: no evidence).
+        feature: ``rss0`` at most ``RANK_RTOL`` times the larger of its sum of squares
+        and the smallest normal number, tiny; and every feature when the indicators add
+        no rank or no residual degree of freedom is left: no evidence); 0 for a feature
+        the clusters explain exactly: ``rss1`` at most ``1e-12 max(rss0, tiny)``.
     """
     from scipy.stats import f as f_distribution
 

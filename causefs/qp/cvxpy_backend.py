@@ -30,8 +30,9 @@ class CvxpyBackend(QPBackend):
 
     This is the paper-literal path: it forms ``P`` (n x n, dense) and costs O(n^2)
     memory and O(n^3) time per solve. The variable is rescaled to mean one and the
-    objective by its size at the uniform point, so that the solver's tolerances mean the
-    same at every n and scale.
+    objective divided by its size at the uniform point, ``|1/2 1'P1| + |q'1|`` in that
+    variable (by 1 where the size is 0), so that the solver's tolerances mean the same
+    at every n and scale.
 
     Parameters
     ----------

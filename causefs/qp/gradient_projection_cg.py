@@ -132,7 +132,12 @@ class _Solve:
     def _arc_search(self, g: np.ndarray):
         """A point of sufficient decrease on the projection arc: ``(d, P d, d'P d)``, or
         None when x is stationary for the projected gradient, none was found, or the
-        budget ran out (a retry past it would overrun the declared products)."""
+        budget ran out (a retry past it would overrun the declared products).
+
+        The first trial step is the Barzilai-Borwein step, at most the step ceiling; a
+        trial that fails the sufficient decrease ``slope + curvature / 2 <= 1e-4 slope``
+        (equality passes) is followed by one shortened to the quadratic's minimizer
+        along it, at least 10 times shorter; at most 30 trials, one product each."""
         t = min(self.step, step_ceiling(g, self.qp.total))  # P = 0: no curvature bounds it
         for _ in range(30):
             if self.spent():
@@ -151,18 +156,23 @@ class _Solve:
     def face_phase(self, g: np.ndarray):
         """(b) Jacobi-preconditioned CG on the face ``{x > 0}``, the sum kept by
         projecting the preconditioned residual, the bounds ignored. Returns the step,
-        its product and the preconditioner's weights, or None (no face, no step)."""
+        its product (accumulated from the directions' products) and the
+        preconditioner's weights, or None (no face, no step). A direction without
+        curvature (P singular on the face) ends CG with the step made so far."""
         free = self.x > 0
         if free.sum() < 2:
             return None
         weights = np.where(free, self.inverse_diagonal, 0.0)
 
-        def precondition(r):
-            z = weights * r
-            return z - (z.sum() / weights.sum()) * weights
+        def remove_multiplier(r):
+            # the residual less its multiplier's share (Gould, Hribar and Nocedal's
+            # residual update): the sum constraint's multiplier is of the gradient's
+            # size, and left in r it swamps r'z with rounding once the face's residual
+            # is small, so CG then iterates on noise
+            return r - ((weights @ r) / weights.sum())
 
-        r = -g
-        z = precondition(r)
+        r = remove_multiplier(-g)
+        z = weights * r
         rz = first = r @ z
         p = z
         direction, P_direction = np.zeros_like(self.x), np.zeros_like(self.x)
@@ -177,8 +187,8 @@ class _Solve:
             alpha = rz / curvature
             direction += alpha * p
             P_direction += alpha * Pp
-            r = r - alpha * Pp
-            z = precondition(r)
+            r = remove_multiplier(r - alpha * Pp)
+            z = weights * r
             rz, previous = r @ z, rz
             p = z + (rz / previous) * p
         if not direction.any():
@@ -188,7 +198,14 @@ class _Solve:
     def projected_search(self, g, direction, P_direction, weights) -> None:
         """A projected search along the CG step: the projection zeroes many weights at
         once where the face's minimizer leaves the simplex (a projected Newton step,
-        Bertsekas 1982)."""
+        Bertsekas 1982).
+
+        The step's sum, 0 in exact arithmetic, is first moved back to 0 along the
+        preconditioner's weights; its known product still serves while that drift is
+        at most ``1e-12`` of ``|d|_1``. Trials at ``t = 1, 1/4, 1/16, ...`` (at most 20,
+        one product each but the first when the step stays inside the simplex); the
+        first with ``slope < 0`` and ``slope + curvature / 2 <= 1e-4 slope`` is taken,
+        so x moves only where f falls."""
         # rounding leaves the step slightly off the sum constraint: project it back
         # (its known product then no longer applies unless the change is negligible)
         drift = direction.sum()

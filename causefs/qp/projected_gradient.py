@@ -15,7 +15,9 @@ POWER_ITERATIONS = 12
 
 
 def lipschitz_estimate(qp: SimplexQP, n_iter: int = POWER_ITERATIONS) -> float:
-    """Power-iteration estimate of ``lambda_max(P)`` (a lower bound; backtracking fixes it)."""
+    """Power-iteration estimate of ``lambda_max(P)`` (a lower bound; backtracking fixes it):
+    ``n_iter`` products from ``v_i = cos(0.7071 i) + 1`` (normalized), the last Rayleigh
+    quotient ``v'Pv``; 0 (floored at 1e-300) if a product is 0."""
     v = np.cos(np.arange(qp.n) * 0.7071) + 1.0  # deterministic start with a positive mean
     v /= np.linalg.norm(v)
     estimate = 0.0
@@ -34,8 +36,12 @@ class ProjectedGradientBackend(QPBackend):
 
     Only products with ``P`` are used (one per iteration: ``P y`` follows from the
     products at the last two iterates by linearity), so the balance Hessian is never
-    formed. The step is ``1/L`` with ``L`` from a power iteration, doubled whenever the
-    quadratic upper bound fails. Stops when the Frank-Wolfe gap, an upper bound on
+    formed. The step is ``1/L``: ``L`` starts at the larger of 1.01 times the power
+    iteration's estimate and ``1 / step_ceiling`` of the gradient at the warm start (the
+    longest useful step, for an objective with little curvature), is doubled whenever
+    the quadratic upper bound fails, at most 64 times in an iteration (a step still
+    failing then ends the solve, not converged), and is reported as
+    ``info["lipschitz"]``. Stops when the Frank-Wolfe gap, an upper bound on
     ``f(x) - f*``, falls below ``rtol`` times the objective's scale, or when the best
     objective has not improved by that much over ``stall_iter`` iterations (the gap is a
     loose certificate when tiny weights carry large multipliers).

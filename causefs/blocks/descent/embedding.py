@@ -17,7 +17,8 @@ def polar_factor(M: np.ndarray) -> np.ndarray:
     Computed as ``M (M'M)^(-1/2)`` from the (h, h) eigendecomposition of ``M'M``: n h^2
     work instead of a tall SVD (docs/PERFORMANCE.md, "Smaller pieces"). Squaring the
     condition number costs accuracy, so the result is kept only when it is orthonormal
-    to 1e-12; otherwise the SVD decides.
+    to 1e-12 (no entry of ``F'F - I`` larger than 1e-12 in magnitude: at 1e-12 it is
+    kept); otherwise the SVD decides.
     """
     values, vectors = np.linalg.eigh(M.T @ M)
     if values[0] > 0:
@@ -48,8 +49,9 @@ class EmbeddingBlock(Block):
     max_iter : int, default=200
         Most GPI iterations per call.
     tol : float, default=1e-10
-        Stop when the decrease of the subproblem objective falls below
-        ``tol * (|value| + 1e-300)``.
+        Stop when the decrease of the subproblem objective is at most
+        ``tol * (|value| + 1e-300)`` (``value`` the new one; the ``1e-300`` makes a
+        value of 0 stop on an absolute bound).
     """
 
     name = "embedding"

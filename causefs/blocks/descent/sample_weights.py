@@ -32,7 +32,8 @@ class SampleWeightsBlock(Block):
     minimizer, so the solve gets ``max_products`` products with the Hessian and, with
     ``precision="float32"``, makes them with the balance operator's float32 version
     (about 2.4x cheaper). The result is then checked in float64 against the warm start
-    and kept only if it is not worse: the block is a descent block whatever the budget,
+    and kept only if it is not worse (a tie keeps it): the block is a descent block
+    whatever the budget,
     the precision and the backend.
 
     Parameters

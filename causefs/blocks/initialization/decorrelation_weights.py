@@ -45,6 +45,15 @@ class DecorrelationWeightsBlock(Block):
     scaled to ``sum(mu) = mu_total``. Depends on X only, so it runs once, before the
     loop (``init``); it does not minimize the CAUSE-FS objective.
 
+    The iteration, with f the loss above, g its gradient and P the Euclidean projection
+    onto the mean-one weights ``{w >= 0, sum(w) = n}``: from ``w = 1`` and a first step
+    ``s = n``, each iteration tries ``t = P(w - s g(w))`` and halves s until the Armijo
+    condition ``f(t) <= f(w) - 1e-4 g(w)'(w - t)`` holds or s is below ``1e-12`` (that
+    trial is then the iteration's). A trial with ``f(t) > f(w)`` ends the descent at w;
+    otherwise w becomes t, the next iteration starts at twice the step taken, and the
+    descent stops after an iteration whose decrease ``f(w) - f(t)`` is at most
+    ``tol |f(w)|``, or after ``max_iter`` iterations.
+
     Parameters
     ----------
     penalty : float, default=0.1
@@ -52,7 +61,7 @@ class DecorrelationWeightsBlock(Block):
     max_iter : int, default=300
         Projected-gradient iterations.
     tol : float, default=1e-6
-        Stop when the relative decrease of the loss in an iteration is below tol.
+        Stop when the relative decrease of the loss in an iteration is at most tol.
     """
 
     name = "decorrelation_weights"

@@ -30,7 +30,9 @@ class DensityRatioWeightsBlock(Block):
     probabilistic classifier to tell it from the data and weights sample i by
     ``P(target | x_i) / P(data | x_i)``. The classifier is an l2-regularized logistic
     regression on the pairwise products of the standardized features (a linear one on x
-    alone cannot separate the two samples, whose marginals agree). Weights are applied as
+    alone cannot separate the two samples, whose marginals agree): scikit-learn's
+    ``LogisticRegression`` with inverse strength ``C`` and at most 1000 iterations of its
+    solver (``max_iter=1000``, ten times scikit-learn's default). Weights are applied as
     weights, never by resampling rows (duplicates would form cliques in the kNN graphs).
 
     With more than ``max_pairs`` feature pairs (d > 100 at the default) the classifier sees
@@ -39,7 +41,9 @@ class DensityRatioWeightsBlock(Block):
 
     Ratios above ``max_ratio`` times the mean are clipped there (the fallback against a
     classifier that is sure of a few samples), then ``mu`` is scaled to
-    ``sum(mu) = mu_total``. Depends on X only: an ``init`` block.
+    ``sum(mu) = mu_total``: the weights are ``min(s r, max_ratio)`` with the scale s
+    that gives them mean one (:func:`capped_at_mean_one`), the fixed point of clipping
+    and rescaling. Depends on X only: an ``init`` block.
 
     Parameters
     ----------
@@ -95,14 +99,42 @@ class DensityRatioWeightsBlock(Block):
         labels = np.r_[np.zeros(n), np.ones(n)]
         model = LogisticRegression(C=self.C, max_iter=1000).fit(stats, labels)
         ratio = np.exp(model.decision_function(stats[:n]))  # P(target|x) / P(data|x)
-        ratio /= ratio.mean()
-        for _ in range(100):  # clip, rescale, until no weight exceeds the cap
-            if ratio.max() <= self.max_ratio * (1 + 1e-12):
-                break
-            ratio = np.minimum(ratio, self.max_ratio)
-            ratio /= ratio.mean()
-        return ratio
+        return capped_at_mean_one(ratio, self.max_ratio)
 
     def step(self, state: State) -> State:
         p = state.problem
         return state.replace(mu=self.weights(state.X_adjusted, self.seed) * (p.mu_total / p.n_samples))
+
+
+def capped_at_mean_one(ratio: np.ndarray, cap: float) -> np.ndarray:
+    """``min(s r, cap)`` with the scale s that gives it mean one, (n,).
+
+    The k largest ratios are clipped for the least k at which the others, scaled to
+    carry the rest of the total, ``s = (n - k cap) / (sum of the others)``, stay at most
+    the cap: the fixed point that clipping at the cap and rescaling to mean one
+    approaches, reached exactly (rounds of clipping and rescaling approach it by the
+    clipped weights' share of the total each, slowly where they carry nearly all of
+    it). Where fewer than ``n / cap`` ratios are positive (the others underflowed to 0)
+    no weights of mean one stay below the cap: they are then uniform (1); so they are
+    where rounding refuses every scale (the room left rounding one ulp above the cap
+    while one ratio carries the rest to rounding, an input of ratios 1e300 apart).
+
+    Parameters
+    ----------
+    ratio : ndarray of shape (n,)
+        Non-negative ratios, not all 0.
+    cap : float
+        Largest weight, above 1.
+    """
+    n = ratio.size
+    descending = np.sort(ratio)[::-1]
+    rest = np.cumsum(descending[::-1])[::-1]  # rest[k]: the sum of all but the k largest
+    room = n - np.arange(n) * cap  # the total left to them
+    # s = room / rest keeps the largest of them at most the cap; compared multiplied out,
+    # as rounding is monotone: where room <= cap and rest >= that ratio (the last k that
+    # leaves room) the comparison holds in floating point as it does exactly
+    fits = (room > 0) & (rest > 0) & (room * descending <= cap * rest)
+    if not fits.any():
+        return np.ones(n)
+    k = np.argmax(fits)
+    return np.minimum(room[k] / rest[k] * ratio, cap)

@@ -58,6 +58,17 @@ def smallest_eigenvectors(A, h: int, seed: int = 0, tol: float = 1e-8) -> np.nda
     (docs/PERFORMANCE.md, "Spectral initialization"). With ``c >= h`` components, F is
     the indicators of the h largest.
 
+    LOBPCG runs at most 1000 iterations; its vectors are accepted when every column's
+    residual norm ``||L v - lambda v||`` is at most ``sqrt(tol) * scale``, ``scale`` the
+    Gershgorin bound on ``||L||`` (the largest row sum of ``|L|``) or 1 if that is
+    smaller; a column whose residual exceeds it (or is not finite) refuses them all, and
+    shift-invert takes over. Shift-invert factorizes ``L - sigma I`` once, about
+    ``sigma = -1e-6 max(1, 2 d_max)``, ``d_max`` the largest degree (``2 d_max`` bounds
+    ``||L||``, Gershgorin): below the spectrum's 0 by 1e-6 of that bound (or of 1), so the
+    matrix factorized is positive definite, its smallest eigenvalue ``-sigma``, its
+    condition number at most ``1e6 + 1``, and the h smallest eigenvalues the nearest to
+    sigma.
+
     Parameters
     ----------
     A : sparse matrix of shape (n, n)
@@ -66,7 +77,8 @@ def smallest_eigenvectors(A, h: int, seed: int = 0, tol: float = 1e-8) -> np.nda
     seed : int, default=0
         Seeds the iterative solvers' start vectors.
     tol : float, default=1e-8
-        LOBPCG's tolerance (a residual above it falls back to shift-invert).
+        LOBPCG's tolerance; a column's residual above ``sqrt(tol) * scale`` (see
+        above) falls back to shift-invert.
     """
     Z = component_basis(A)
     if Z.shape[1] >= h:
@@ -87,7 +99,8 @@ def smallest_eigenvectors(A, h: int, seed: int = 0, tol: float = 1e-8) -> np.nda
 
 def _lobpcg_complement(L, Z, wanted, rng, tol):
     """The ``wanted`` smallest eigenvectors of ``L`` orthogonal to ``Z``, or None when
-    LOBPCG does not converge."""
+    LOBPCG does not converge: when, after at most 1000 iterations, a column's residual
+    norm exceeds ``sqrt(tol)`` times the Gershgorin bound on ``||L||`` (at least 1)."""
     L = L.tocsr()
     preconditioner = scipy.sparse.diags(1.0 / np.maximum(L.diagonal(), np.finfo(float).tiny))
     start = rng.standard_normal((L.shape[0], wanted))
@@ -105,9 +118,10 @@ def _lobpcg_complement(L, Z, wanted, rng, tol):
 
 def _shift_invert(L, A, h, rng):
     """The h smallest eigenvectors of ``L``, by increasing eigenvalue, by shift-invert
-    Lanczos about a shift just below the spectrum (so ``L - shift I`` is positive
-    definite), with one sparse LU whose symmetric ordering keeps its fill far below
-    COLAMD's."""
+    Lanczos about a shift just below the spectrum, ``-1e-6 max(1, 2 d_max)`` (1e-6 of the
+    Gershgorin bound ``2 d_max`` on ``||L||``, or of 1 if that is smaller: ``L - shift I``
+    is positive definite, its condition number at most ``1e6 + 1``), with one sparse LU
+    whose symmetric ordering keeps its fill far below COLAMD's."""
     n = L.shape[0]
     shift = -1e-6 * max(1.0, 2.0 * symmetric_degree(A).max())
     lu = scipy.sparse.linalg.splu(

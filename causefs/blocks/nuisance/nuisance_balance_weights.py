@@ -23,9 +23,11 @@ class NuisanceBalanceWeightsBlock(Block):
         sum_r MMD_r(w) / sum_r MMD_r(1) + penalty * mean((w - 1)^2)
 
     (the spread penalty of :class:`~.decorrelation_weights.DecorrelationWeightsBlock`,
-    which keeps the effective sample size up) with the fit's QP backend, from uniform
-    weights; ``mu`` is ``w`` scaled to ``sum(mu) = mu_total``. Depends on X and Z only:
-    an init block, for a schedule without the balance term (beta = 0).
+    which keeps the effective sample size up; on ``sum(w) = n`` it is ``penalty
+    (mean(w^2) - 1)``, so the QP solved is ``w'Hw / sum_r MMD_r(1) + penalty mean(w^2)``,
+    without a linear term) with the fit's QP backend, from uniform weights; ``mu`` is
+    ``w`` scaled to ``sum(mu) = mu_total``. Depends on X and Z only: an init block, for
+    a schedule without the balance term (beta = 0).
 
     Assumption: Z confounds the features through the clusters only (a site that changes
     which classes are sampled). Where Z drives features directly (a batch effect), those
@@ -71,9 +73,11 @@ class NuisanceBalanceWeightsBlock(Block):
         start = operator.quad(ones)
         if q == 0 or start <= 0:  # nothing to balance
             return ones
-        qp = SimplexQP(diag=np.full(n, 2.0 * self.penalty / n),
-                       linear=np.full(n, -2.0 * self.penalty / n), total=float(n),
-                       balance=operator, balance_weight=2.0 / start)
+        # penalty mean((w - 1)^2) = penalty (w'w - 2 sum(w) + n) / n: on sum(w) = n its
+        # linear part is the constant -2 penalty, left out with the other (no minimizer
+        # moves; it only inflated the scale the solver's tolerance is relative to)
+        qp = SimplexQP(diag=np.full(n, 2.0 * self.penalty / n), linear=np.zeros(n),
+                       total=float(n), balance=operator, balance_weight=2.0 / start)
         return self.qp.solve(qp, ones).x
 
     def step(self, state: State) -> State:
