@@ -204,6 +204,15 @@ def test_cli_reports_bad_values(tmp_path):
 
 @pytest.mark.parametrize("name", ["jaffe", "umist", "coil20", "usps"])
 def test_cli_loads_benchmarks_by_name(tmp_path, data_dir, name):
+    """A dry run loads the data and plans the job; the fit itself is jaffe's (the
+    smallest: fitting the others here only cost the suite's time)."""
+    shape = np.load(data_dir / f"{name.upper()}.npz")["X"].shape
+    dry = run_cli(f"dataset={name}", "dry_run=true", f"hydra.run.dir={tmp_path}",
+                  env={"CAUSEFS_DATA": str(data_dir)})
+    assert dry.returncode == 0, dry.stderr
+    assert f"dry run: causefs on {name} ({shape[0]} x {shape[1]}," in dry.stdout
+    if name != "jaffe":
+        return
     out = run_cli(f"dataset={name}", "method.max_iter=1", "evaluation.enabled=false",
                   f"hydra.run.dir={tmp_path}", env={"CAUSEFS_DATA": str(data_dir)})
     assert out.returncode == 0, out.stderr
