@@ -172,7 +172,8 @@ SETS = {
                  "test_busy_elsewhere_is_the_machines_cpu_time_less_this_process_over_an_"
                  "interval",
                  "test_the_cpu_seconds_read_count_this_process_within_the_machines",
-                 "test_a_large_operation_widens_only_onto_cores_left_idle")]),
+                 "test_a_large_operation_widens_only_onto_cores_left_idle",
+                 "test_the_balance_products_widen_from_fewer_flops_than_the_rest")]),
     "terms": ([f"causefs/terms/{name}.py" for name in (
                    "base", "balance", "fused_smoothness", "fusion", "granular_graphs",
                    "regression", "sparsity")]
@@ -181,7 +182,9 @@ SETS = {
                "tests/test_kernels_qp.py", "tests/test_closed_forms.py",
                "tests/test_reference_math.py", "tests/test_documented_costs.py",
                "tests/test_documented_defaults.py",
-               "tests/test_option_checks.py::test_part_options_are_checked", "-k",
+               "tests/test_option_checks.py::test_part_options_are_checked",
+               "tests/test_fast_paths.py::test_the_balance_products_widen_from_fewer_flops_"
+               "than_the_rest", "-k",
                "not catches_a_wrong_term"]),
 }
 

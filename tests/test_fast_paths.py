@@ -5,6 +5,7 @@ approximate neighbour search, the budgeted float32 mu solve, BLAS thread policy,
 time estimate and progress logging.
 """
 
+import contextlib
 import logging
 
 import numpy as np
@@ -392,3 +393,53 @@ def test_a_large_operation_widens_only_onto_cores_left_idle(monkeypatch, busy, c
         with threads_module.threads_for(1e3):  # small: one thread whatever is idle
             small = blas_threads()
     assert blas == {expected} and small == {1}
+
+
+@pytest.mark.parametrize("product", ["quad", "matvec", "diagonal"])
+def test_the_balance_products_widen_from_fewer_flops_than_the_rest(monkeypatch, product):
+    """Between PRODUCT_WIDE_FLOPS and WIDE_FLOPS, an operation widens only where it says
+    it is a balance product; the linear kernel's three products say so."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from causefs.kernels import linear
+    from causefs.numerics import threads as threads_module
+
+    monkeypatch.setattr(threads_module, "_BUSY", lambda: 0.0)
+    monkeypatch.setattr(threads_module.os, "cpu_count", lambda: 2)
+
+    def blas_threads():
+        return {info["num_threads"] for info in threadpool_info()
+                if info["user_api"] == "blas"
+                and info.get("threading_layer") not in ("openmp", "disabled")}
+
+    seen = []
+
+    @contextlib.contextmanager
+    def spy(*args):
+        with threads_module.threads_for(*args):
+            seen.append(blas_threads())
+            yield
+
+    monkeypatch.setattr(linear, "threads_for", spy)
+    low, high = threads_module.PRODUCT_WIDE_FLOPS, threads_module.WIDE_FLOPS
+    assert (low, high) == (5e7, 2e8)  # the values the docstrings' measurements are of
+    rng = np.random.default_rng(0)
+    n, d = 800, 300  # products of 2 n d^2 = 1.4e8 flops, the diagonal half: between
+    operator = linear.LinearBalance(rng.random((n, d)), rng.random((n, d)),
+                                    np.ones((d, d), dtype=bool))
+    with threadpool_limits(limits=2), threads_module.fit_threads():
+        with threads_module.threads_for(high - 1):
+            below = blas_threads()
+        with threads_module.threads_for(high):
+            at = blas_threads()
+        with threads_module.threads_for(low - 1, low):
+            product_below = blas_threads()
+        with threads_module.threads_for(low, low):
+            product_at = blas_threads()
+        if product == "diagonal":
+            operator.diagonal()
+        else:
+            getattr(operator, product)(np.full(n, 1.0 / n))
+    assert below == {1} and at == {2}
+    assert product_below == {1} and product_at == {2}
+    assert seen and all(threads == {2} for threads in seen)

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 from ..core.parts import Cost
 from ..numerics.sparse import dense
-from ..numerics.threads import threads_for
+from ..numerics.threads import PRODUCT_WIDE_FLOPS, threads_for
 from .base import BalanceOperator, Kernel, active_pairs, gram_bytes
 
 _PAIR_CHUNK = 256  # columns of the (n, chunk) factor built at a time by ``dense``
@@ -52,7 +52,7 @@ class LinearBalance(BalanceOperator):
 
     def _moments(self, v):
         v = v.astype(self._A.dtype, copy=False)
-        with threads_for(self._flops()):
+        with threads_for(self._flops(), PRODUCT_WIDE_FLOPS):
             return self._X.T @ (v[:, None] * self._A)  # C_fr = sum_i v_i a_ri x_if
 
     def quad(self, v):
@@ -69,7 +69,7 @@ class LinearBalance(BalanceOperator):
         if not self._mask.size:
             return np.zeros(self.n)
         C = self._weights * self._moments(v)
-        with threads_for(self._flops()):
+        with threads_for(self._flops(), PRODUCT_WIDE_FLOPS):
             back = self._X @ C
         return np.einsum("ij,ij->i", back, self._A).astype(float, copy=False)
 
@@ -78,7 +78,7 @@ class LinearBalance(BalanceOperator):
             return np.zeros(self.n)
         # elementwise squares: a scipy.sparse matrix's ``**`` is the matrix power
         X2 = self._X.multiply(self._X) if sp.issparse(self._X) else self._X**2
-        with threads_for(self._flops() / 2):
+        with threads_for(self._flops() / 2, PRODUCT_WIDE_FLOPS):
             squares = X2 @ self._weights
         return np.einsum("ij,ij->i", squares, self._A**2).astype(float, copy=False)
 

@@ -22,6 +22,15 @@ from threadpoolctl import ThreadpoolController
 
 #: floating-point operations above which an operation uses every thread the caller allows
 WIDE_FLOPS = 2e8
+#: ... but the balance operators' products (``X_V' diag(v) A_T``: an output of d x |T|
+#: with a long inner dimension, which OpenBLAS shares out between threads) widen from
+#: this many. On the AMD EPYC (2 cores, idle), float32 products of 1e7-2e8 flops took
+#: 0.5-0.8x their one-thread time on two; the full schedule's fits with this at 5e7
+#: against 2e8 took 0.78x the time on UMIST, 0.85-0.92x on JAFFE, 0.90x on COIL20, 0.97x
+#: on USPS, the same on digits, with the same iterations and top 20; at 1e7, digits
+#: took 1.2x (benchmarks/balance_threads.py; docs/PERFORMANCE.md, "Threads for the
+#: balance products")
+PRODUCT_WIDE_FLOPS = 5e7
 #: seconds over which the cores other processes keep busy are measured (a shorter
 #: interval is noise: the kernel counts CPU time in ticks of 10 ms)
 BUSY_INTERVAL = 0.25
@@ -142,10 +151,15 @@ def wide_threads() -> int:
 
 
 @contextlib.contextmanager
-def threads_for(flops: float):
+def threads_for(flops: float, wide_from: float | None = None):
     """Inside :func:`fit_threads`: the threads of :func:`wide_threads` for an operation
-    of ``flops`` above :data:`WIDE_FLOPS`, one below."""
-    threads = 1 if flops < WIDE_FLOPS else wide_threads()
+    of ``flops`` from ``wide_from`` (default :data:`WIDE_FLOPS`), one below.
+
+    ``wide_from`` is for operations measured to gain from threads at fewer flops than
+    most of a fit's (:data:`PRODUCT_WIDE_FLOPS`).
+    """
+    threads = 1 if flops < (WIDE_FLOPS if wide_from is None else wide_from) \
+        else wide_threads()
     if threads <= 1:
         yield
         return
