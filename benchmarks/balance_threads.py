@@ -4,6 +4,9 @@
     python benchmarks/balance_threads.py [--thresholds 2e8 5e7 1e7] [--repeats 3]
         [--cases digits/full jaffe/full umist/full coil20/full usps/full coil20/ablation_I]
 
+A case is ``<data>/<schedule>``, the data named as in ``bench_scale.load_case``
+(``digits``, a benchmark's name, ``synthetic:<n>x<d>:<clusters>``, ...).
+
 The first threshold is the reference (2e8: every operation's ``WIDE_FLOPS``, the code
 before the balance products got their own). Every case is fitted ``--repeats`` times in
 a fresh process per threshold (USPS once), 20 features, ``random_state=0``; the table
@@ -19,21 +22,21 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
 
 CHILD = r"""
 import json, sys, time
 import numpy as np
 import causefs.kernels.linear as linear
 linear.PRODUCT_WIDE_FLOPS = float(sys.argv[1])
-from sklearn.datasets import load_digits
+sys.path.insert(0, sys.argv[5])
+from bench_scale import load_case  # the benchmarks' cases, beside this file
 from causefs import CauseFS
-from causefs.datasets import load_dataset
 name, schedule, repeats = sys.argv[2], sys.argv[3], int(sys.argv[4])
-if name == "digits":
-    X, clusters = load_digits().data, 10
-else:
-    data = load_dataset(name)
-    X, clusters = data.X, len(np.unique(data.y))
+X, y = load_case(name)
+clusters = len(np.unique(y))
 walls = []
 for _ in range(repeats):
     start = time.perf_counter()
@@ -53,7 +56,7 @@ def measure(case: str, threshold: float, repeats: int) -> dict:
     name, schedule = case.split("/")
     load = os.getloadavg()[0]
     out = subprocess.run([sys.executable, "-c", CHILD, repr(threshold), name, schedule,
-                          str(1 if name == "usps" else repeats)],
+                          str(1 if name == "usps" else repeats), str(HERE)],
                          capture_output=True, text=True, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     result["load"] = (load, os.getloadavg()[0])

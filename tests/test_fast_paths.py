@@ -365,6 +365,16 @@ def test_the_cpu_seconds_read_count_this_process_within_the_machines():
     assert after[0] - before[0] >= own - 0.05
 
 
+def blas_threads() -> set:
+    """Threads of the BLAS pools numpy and scipy call; a single-threaded build (SCS's,
+    loaded with cvxpy) stays at one, and an OpenMP-built BLAS (faiss's) keeps its own."""
+    from threadpoolctl import threadpool_info
+
+    return {info["num_threads"] for info in threadpool_info()
+            if info["user_api"] == "blas"
+            and info.get("threading_layer") not in ("openmp", "disabled")}
+
+
 @pytest.mark.parametrize("busy, cores, expected", [
     (0.0, 2, 2), (0.4, 2, 2), (0.6, 2, 1), (1.0, 2, 1), (None, 2, 1), (3.0, 8, 2),
     (7.0, 8, 1), (0.0, None, 1)])  # cores unknown (os.cpu_count() is None): one
@@ -372,19 +382,12 @@ def test_a_large_operation_widens_only_onto_cores_left_idle(monkeypatch, busy, c
                                                             expected):
     """The caller allows two threads; BLAS widens to them less the cores busy elsewhere
     (rounded), to one before the first interval is measured."""
-    from threadpoolctl import threadpool_info, threadpool_limits
+    from threadpoolctl import threadpool_limits
 
     from causefs.numerics import threads as threads_module
 
     monkeypatch.setattr(threads_module, "_BUSY", lambda: busy)
     monkeypatch.setattr(threads_module.os, "cpu_count", lambda: cores)
-
-    def blas_threads():
-        # the pools numpy and scipy call; a single-threaded build (SCS's, loaded with
-        # cvxpy) stays at one, and an OpenMP-built BLAS (faiss's) keeps its own
-        return {info["num_threads"] for info in threadpool_info()
-                if info["user_api"] == "blas"
-                and info.get("threading_layer") not in ("openmp", "disabled")}
 
     with threadpool_limits(limits=2), threads_module.fit_threads():
         assert threads_module.wide_threads() == expected
@@ -399,18 +402,13 @@ def test_a_large_operation_widens_only_onto_cores_left_idle(monkeypatch, busy, c
 def test_the_balance_products_widen_from_fewer_flops_than_the_rest(monkeypatch, product):
     """Between PRODUCT_WIDE_FLOPS and WIDE_FLOPS, an operation widens only where it says
     it is a balance product; the linear kernel's three products say so."""
-    from threadpoolctl import threadpool_info, threadpool_limits
+    from threadpoolctl import threadpool_limits
 
     from causefs.kernels import linear
     from causefs.numerics import threads as threads_module
 
     monkeypatch.setattr(threads_module, "_BUSY", lambda: 0.0)
     monkeypatch.setattr(threads_module.os, "cpu_count", lambda: 2)
-
-    def blas_threads():
-        return {info["num_threads"] for info in threadpool_info()
-                if info["user_api"] == "blas"
-                and info.get("threading_layer") not in ("openmp", "disabled")}
 
     seen = []
 

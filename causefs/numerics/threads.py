@@ -158,8 +158,8 @@ def threads_for(flops: float, wide_from: float | None = None):
     ``wide_from`` is for operations measured to gain from threads at fewer flops than
     most of a fit's (:data:`PRODUCT_WIDE_FLOPS`).
     """
-    threads = 1 if flops < (WIDE_FLOPS if wide_from is None else wide_from) \
-        else wide_threads()
+    threshold = WIDE_FLOPS if wide_from is None else wide_from
+    threads = 1 if flops < threshold else wide_threads()
     if threads <= 1:
         yield
         return
