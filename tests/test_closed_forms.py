@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from causefs.blocks import EmbeddingBlock
+from causefs.blocks.descent.embedding import EMBEDDING_SOLVERS, orthonormal_basis
 from causefs.blocks.descent.sample_weights import sample_weight_qp
 from causefs.blocks.initialization.spectral_embedding import smallest_eigenvectors
 from causefs.model.objective import objective
@@ -129,15 +130,18 @@ def test_mu_qp_is_the_objective_in_mu(state, seed):
     assert dq == pytest.approx(dj, abs=1e-9 * scale)
 
 
+@pytest.mark.parametrize("solver", EMBEDDING_SOLVERS)
 @SETTINGS
-@given(states())
-def test_gpi_keeps_f_orthonormal(state):
-    F = EmbeddingBlock(max_iter=50).step(state).F
+@given(state=states())
+def test_the_embedding_keeps_f_orthonormal(state, solver):
+    F = EmbeddingBlock(max_iter=50, solver=solver).step(state).F
     assert np.abs(F.T @ F - np.eye(F.shape[1])).max() < 1e-10
 
 
-def test_gpi_reaches_a_stationary_point(blobs):
-    """At GPI's fixed point F'grad is symmetric (first-order optimality on F'F = I)."""
+@pytest.mark.parametrize(("solver", "max_iter"), [("gpi", 20000), ("subspace", 2000)])
+def test_the_embedding_reaches_a_stationary_point(blobs, solver, max_iter):
+    """At the solver's fixed point F'grad is symmetric (first-order optimality on
+    F'F = I)."""
     from causefs.numerics.laplacian import laplacian_matmul
     from causefs.numerics.scaling import scale_features
     from conftest import run_engine
@@ -145,11 +149,85 @@ def test_gpi_reaches_a_stationary_point(blobs):
     X = scale_features(blobs[0])
     state = run_engine(X, n_clusters=3, lam=0.1, max_iter=2).state
     alpha = weight(state.problem, "alpha")
-    F = EmbeddingBlock(max_iter=20000, tol=1e-15).step(state).F
+    F = EmbeddingBlock(max_iter=max_iter, tol=1e-15, solver=solver).step(state).F
     gradient = 2 * (alpha * F + laplacian_matmul(state.G, F)) - 2 * alpha * (
         state.mu[:, None] * (state.X_adjusted @ state.W))
     M = F.T @ gradient
     assert np.abs(M - M.T).max() <= 1e-6 * np.abs(M).max()
+
+
+def reference_laplacian(G) -> np.ndarray:
+    """Dense ``D - (G + G')/2`` written from the definition (docs/MODEL.md)."""
+    sym = 0.5 * (G + G.T).toarray()
+    return np.diag(sym.sum(axis=1)) - sym
+
+
+def embedding_problem(seed: int, n: int = 150, h: int = 3, rhs: float = 0.05):
+    """A small F subproblem on the kNN graph of a noisy curve (a chain of samples: the
+    Laplacian's smallest eigenvalues lie close together, as on large kNN graphs), and
+    the dense A (alpha I + L_G) of the same problem, built apart from the block."""
+    rng = np.random.default_rng(seed)
+    t = np.sort(rng.random(n))
+    X = np.column_stack([np.cos(3 * t), np.sin(3 * t), t]) + 0.01 * rng.standard_normal((n, 3))
+    G, _ = adaptive_graph(X, 5)
+    alpha = 0.5
+    B = rhs * rng.standard_normal((X.shape[0], h))
+    F, _ = np.linalg.qr(rng.standard_normal((X.shape[0], h)))
+    A = alpha * np.eye(X.shape[0]) + reference_laplacian(G)
+    return alpha, B, F, A
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("rhs", [0.0, 0.05])
+def test_subspace_descent_reaches_the_minimum_of_the_f_subproblem(seed, rhs):
+    """The subspace solver's F against independent answers on a chain of samples (small
+    eigengaps, where GPI is slow): with B = 0 the minimum of Tr(F'AF) over F'F = I is
+    the sum of A's h smallest eigenvalues (Ky Fan); with B != 0, F'(AF - B) is symmetric
+    at a minimizer (first-order optimality on F'F = I) and GPI, run 50,000 iterations,
+    reaches the same value (the step against the paper's GPI written apart:
+    tests/test_descent_block_steps.py)."""
+    from causefs.blocks.descent.embedding import gpi_descent, subspace_descent
+
+    alpha, B, F, A = embedding_problem(seed, rhs=rhs)
+    L = A - alpha * np.eye(A.shape[0])
+    value = lambda F: np.trace(F.T @ A @ F) - 2 * np.trace(F.T @ B)  # noqa: E731
+    F_sub = subspace_descent(lambda Z: L @ Z, np.diag(A), B, F, 5000, 0.0)
+    assert np.abs(F_sub.T @ F_sub - np.eye(F.shape[1])).max() < 1e-12
+    if rhs == 0.0:
+        assert value(F_sub) == pytest.approx(np.linalg.eigvalsh(A)[:F.shape[1]].sum(),
+                                             rel=1e-9)
+    else:
+        M = F_sub.T @ (A @ F_sub - B)
+        assert np.abs(M - M.T).max() <= 1e-7 * np.abs(M).max()
+        F_gpi = gpi_descent(lambda Z: L @ Z, np.linalg.eigvalsh(L)[-1], B, F, 50_000, 0.0)
+        assert value(F_sub) == pytest.approx(value(F_gpi), rel=1e-9)
+
+
+@SETTINGS
+@given(states())
+def test_the_embedding_system_diagonal_is_that_of_the_dense_operator(state):
+    """``EmbeddingSystem.diagonal`` against the dense A = alpha I + L_G of the state,
+    built from its definition; None once an operator has no diagonal to give."""
+    from causefs.model.subproblems import EmbeddingSystem
+
+    system = state.problem.objective.subproblem(EmbeddingSystem, state, "F")
+    alpha = weight(state.problem, "alpha")
+    dense = alpha * np.eye(state.problem.n_samples) + reference_laplacian(sp.csr_array(state.G))
+    assert np.allclose(system.diagonal(), np.diag(dense), rtol=1e-12, atol=1e-12)
+    system.add_operator(scipy.sparse.linalg.aslinearoperator(sp.eye_array(dense.shape[0])), 1.0)
+    assert system.diagonal() is None
+
+
+def test_the_subspace_basis_spans_the_columns_and_drops_the_dependent_ones():
+    """An orthonormal basis of the span, with a column that is a combination of the
+    others, a zero column and a column 1e-9 as long as the rest all handled."""
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((50, 4))
+    Z = np.hstack([Z, Z @ rng.standard_normal((4, 1)), np.zeros((50, 1)), 1e-9 * Z[:, :1]])
+    V = orthonormal_basis(Z)
+    assert V.shape == (50, 4)
+    assert np.abs(V.T @ V - np.eye(4)).max() < 1e-14
+    assert np.allclose(V @ (V.T @ Z), Z, atol=1e-12)  # the span of Z
 
 
 @pytest.mark.parametrize("separation", [3.0, 0.5])  # three components / one connected graph

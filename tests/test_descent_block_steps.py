@@ -100,12 +100,14 @@ def test_one_gpi_iteration_is_the_polar_factor_of_the_shifted_problem(seed):
     assert subproblem_value(term, F) < subproblem_value(term, state.F)
 
 
+@pytest.mark.parametrize("solver", ["gpi", "subspace"])
 @pytest.mark.parametrize("seed", range(4))
-def test_gpi_converges_to_the_stationary_point_the_dense_iteration_reaches(seed):
-    """To convergence, the step reaches the value of the reference iteration and the
-    first-order optimality condition on F'F = I: F'(AF - B) symmetric."""
+def test_the_embedding_converges_to_the_stationary_point_the_dense_iteration_reaches(
+        seed, solver):
+    """To convergence, either solver reaches the value of the reference iteration and
+    the first-order optimality condition on F'F = I: F'(AF - B) symmetric."""
     state, term = quadratic_state(seed=seed)
-    F = EmbeddingBlock(max_iter=20000, tol=1e-15).step(state).F
+    F = EmbeddingBlock(max_iter=20000, tol=1e-15, solver=solver).step(state).F
     reference = reference_gpi(term, state.F)
     assert subproblem_value(term, F) == pytest.approx(subproblem_value(term, reference),
                                                       rel=1e-9)
@@ -123,24 +125,27 @@ def test_the_default_tolerance_reaches_the_stationary_value():
     assert subproblem_value(term, F) == pytest.approx(reference, rel=1e-7)
 
 
-def test_the_stopping_rule_is_relative_to_the_value():
+@pytest.mark.parametrize("solver", ["gpi", "subspace"])
+def test_the_stopping_rule_is_relative_to_the_value(solver):
     """``decrease <= tol (|value| + 1e-300)``: a subproblem scaled by 2^-40 (exact in
-    binary) stops at the same iterate as the unscaled one."""
+    binary) stops at the same iterate as the unscaled one, for either solver."""
     state, _ = quadratic_state(seed=1)
     tiny, _ = quadratic_state(seed=1, scale=2.0**-40)
-    block = EmbeddingBlock(max_iter=500, tol=1e-6)
+    block = EmbeddingBlock(max_iter=500, tol=1e-6, solver=solver)
     assert np.allclose(block.step(tiny).F, block.step(state).F, atol=1e-9)
-    assert not np.allclose(block.step(state).F, EmbeddingBlock(max_iter=1).step(state).F)
+    first = EmbeddingBlock(max_iter=1, solver=solver).step(state).F
+    assert not np.allclose(block.step(state).F, first)
 
 
-def test_no_iteration_leaves_f_and_a_constant_subproblem_leaves_it_too():
+@pytest.mark.parametrize("solver", ["gpi", "subspace"])
+def test_no_iteration_leaves_f_and_a_constant_subproblem_leaves_it_too(solver):
     """``max_iter=0`` returns F as given; so does a subproblem constant in F (A = 0,
     B = 0: every F is a minimizer), where an iterate that does not lower the value is
     not taken (the polar factor of 0 would replace F by an arbitrary basis)."""
     state, _ = quadratic_state(seed=2)
-    assert np.array_equal(EmbeddingBlock(max_iter=0).step(state).F, state.F)
+    assert np.array_equal(EmbeddingBlock(max_iter=0, solver=solver).step(state).F, state.F)
     flat, _ = quadratic_state(seed=2, zero=True)
-    assert np.array_equal(EmbeddingBlock().step(flat).F, flat.F)
+    assert np.array_equal(EmbeddingBlock(solver=solver).step(flat).F, flat.F)
 
 
 @pytest.mark.parametrize("scale", [1e-3, 1.0, 1e3])
@@ -410,13 +415,19 @@ def test_the_sample_weight_options_are_checked_by_name():
 
 def test_the_documented_defaults():
     """docs/MODEL.md: the mu solve is budgeted to 12 products in float32; the
-    embedding's docstring: at most 200 GPI iterations to tol 1e-10."""
+    embedding's docstring: tol 1e-10, at most 200 GPI iterations up to 10,000 samples
+    and 30 subspace steps above."""
     block = weights_block()
     assert (block.max_products, block.precision) == (12, "float32")
-    documented = dict(re.findall(r"^    (\w+) : \w+, default=(\S+)$", EmbeddingBlock.__doc__,
+    documented = dict(re.findall(r"^    (\w+) : [^\n]*, default=(\S+)$", EmbeddingBlock.__doc__,
                                  flags=re.M))
-    assert documented == {"max_iter": "200", "tol": "1e-10"}
-    assert (EmbeddingBlock().max_iter, EmbeddingBlock().tol) == (200, 1e-10)
+    assert documented == {"max_iter": "None", "tol": "1e-10", "solver": '"auto"'}
+    assert "None: 200 iterations or 30\n        steps" in EmbeddingBlock.__doc__
+    default = EmbeddingBlock()
+    assert (default.max_iter, default.tol, default.solver) == (None, 1e-10, "auto")
+    assert default.resolved(10_000) == ("gpi", 200)
+    assert default.resolved(10_001) == ("subspace", 30)
+    assert EmbeddingBlock(max_iter=7, solver="gpi").resolved(50_000) == ("gpi", 7)
 
 
 # -- the fused graph ------------------------------------------------------------------
