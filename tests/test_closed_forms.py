@@ -203,6 +203,23 @@ def test_subspace_descent_reaches_the_minimum_of_the_f_subproblem(seed, rhs):
         assert value(F_sub) == pytest.approx(value(F_gpi), rel=1e-9)
 
 
+def test_subspace_descent_leaves_a_zero_diagonal_entry_unscaled():
+    """A sample without edges and no identity part has a zero diagonal in A: the
+    preconditioner leaves its row unscaled (documented) instead of dividing by zero,
+    and the solver still reaches the Ky Fan minimum of Tr(F'AF)."""
+    from causefs.blocks.descent.embedding import subspace_descent
+
+    _, B, F, A = embedding_problem(0, rhs=0.0)
+    weights = np.where(np.eye(len(A)) > 0, 0.0, -A)  # the graph's symmetric weights
+    weights[0], weights[:, 0] = 0.0, 0.0  # sample 0 loses its edges
+    L = np.diag(weights.sum(axis=1)) - weights
+    assert np.diag(L)[0] == 0.0 and np.all(np.diag(L)[1:] > 0)
+    F_sub = subspace_descent(lambda Z: L @ Z, np.diag(L), B, F, 5000, 0.0)
+    assert np.isfinite(F_sub).all()
+    assert np.trace(F_sub.T @ L @ F_sub) == pytest.approx(
+        np.linalg.eigvalsh(L)[:F.shape[1]].sum(), abs=1e-9)
+
+
 @SETTINGS
 @given(states())
 def test_the_embedding_system_diagonal_is_that_of_the_dense_operator(state):

@@ -17,10 +17,10 @@ from ..base import Block
 EMBEDDING_SOLVERS = ("auto", "gpi", "subspace")
 #: "auto" takes the subspace solver above this many samples. GPI's iterations to its
 #: tolerance grow with n (the graph's small eigengaps): up to USPS's 9298 samples it
-#: stopped by its tolerance (30 to 100 iterations a call, faster there than the subspace
+#: stopped by its tolerance (27 to 99 iterations a call, faster there than the subspace
 #: solver, whose steps cost about eight GPI iterations), from 20,000 it stopped at its
-#: 200 iterations short of the minimum, which the subspace solver reached in 8 to 10
-#: steps (docs/PERFORMANCE.md, "The embedding's subproblem")
+#: 200 iterations short of the minimum, which the subspace solver reached in 9 steps
+#: (docs/PERFORMANCE.md, "The embedding's subproblem")
 SUBSPACE_N = 10_000
 #: ``max_iter=None``: at most this many iterations (GPI) or steps (subspace) a call
 DEFAULT_MAX_ITER = {"gpi": 200, "subspace": 30}
@@ -106,7 +106,7 @@ def reduced_minimizer(A: np.ndarray, B: np.ndarray, Y: np.ndarray) -> np.ndarray
     eigenvalues turned by the rotation that best meets B (``Tr(Y'AY)`` is the same for
     every rotation of an invariant subspace; ``polar(U'B)`` maximizes ``Tr(Y'B)`` among
     them), then runs at most :data:`REDUCED_ITER` GPI iterations with the exact shift
-    ``lambda_max(A)``. Never worse than the start Y.
+    ``lambda_max(A)``. Never worse than the start Y orthonormalized.
     """
     h = Y.shape[1]
     values, vectors = np.linalg.eigh(A)
@@ -144,7 +144,7 @@ def subspace_descent(apply, diagonal, B: np.ndarray, F: np.ndarray, max_iter: in
     scale = None
     if diagonal is not None:
         # a non-positive entry (an isolated sample without identity part) is not scaled
-        scale = np.where(diagonal > 0, 1.0 / np.where(diagonal > 0, diagonal, 1.0), 1.0)
+        scale = 1.0 / np.where(diagonal > 0, diagonal, 1.0)
     AF = apply(F)
     current = subproblem_value(F, AF, B)
     last_step = np.empty((F.shape[0], 0))
