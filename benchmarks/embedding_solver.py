@@ -18,13 +18,8 @@ seeds 0-9) on the selected features scaled to [0, 1]. Run it on an idle machine:
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from bench_scale import against_first, child_json  # beside this file
 
 CHILD = r"""
 import json, sys, time
@@ -32,7 +27,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn.cluster import KMeans
 from sklearn.metrics import normalized_mutual_info_score
-sys.path.insert(0, sys.argv[4])
+sys.path.insert(0, sys.argv[-1])
 from bench_scale import load_case  # the benchmarks' cases, beside this file
 from causefs import CauseFS
 from causefs.plugins.registry import get_schedule
@@ -71,15 +66,6 @@ CASES = ("digits", "jaffe", "umist", "coil20", "usps", "synthetic:20000x64",
          "synthetic:50000x64")
 
 
-def measure(case: str, solver: str, repeats: int) -> dict:
-    load = os.getloadavg()[0]
-    out = subprocess.run([sys.executable, "-c", CHILD, case, solver, str(repeats), str(HERE)],
-                         capture_output=True, text=True, check=True)
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    result["load"] = (load, os.getloadavg()[0])
-    return result
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--solvers", nargs="+", default=["gpi", "subspace"])
@@ -89,20 +75,16 @@ def main(argv=None) -> None:
     print("| case | solver | wall s (least) | / reference | embedding s | / reference "
           "| iterations | objective | top-20 overlap | ACC / NMI % | load before / after |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for case in args.cases:
-        reference = None
-        for solver in args.solvers:
-            result = measure(case, solver, args.repeats)
-            wall = min(result["walls"])
-            reference = reference or dict(result, wall=wall)
-            overlap = len(set(result["top"]) & set(reference["top"]))
-            print(f"| {case} | {solver} | {wall:.2f} | {wall / reference['wall']:.2f} "
-                  f"| {result['embedding']:.2f} "
-                  f"| {result['embedding'] / reference['embedding']:.2f} "
-                  f"| {result['iterations']} | {result['objective']:.9g} | {overlap}/20 "
-                  f"| {result['acc']:.2f} / {result['nmi']:.2f} "
-                  f"| {result['load'][0]:.2f} / {result['load'][1]:.2f} |", flush=True)
-
+    runs = against_first(args.cases, args.solvers,
+                         lambda case, solver: child_json(CHILD, case, solver, args.repeats))
+    for case, solver, result, reference in runs:
+        overlap = len(set(result["top"]) & set(reference["top"]))
+        print(f"| {case} | {solver} | {result['wall']:.2f} "
+              f"| {result['wall'] / reference['wall']:.2f} | {result['embedding']:.2f} "
+              f"| {result['embedding'] / reference['embedding']:.2f} "
+              f"| {result['iterations']} | {result['objective']:.9g} | {overlap}/20 "
+              f"| {result['acc']:.2f} / {result['nmi']:.2f} "
+              f"| {result['load'][0]:.2f} / {result['load'][1]:.2f} |", flush=True)
 
 if __name__ == "__main__":
     main()
