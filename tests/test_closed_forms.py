@@ -237,14 +237,98 @@ def test_the_embedding_system_diagonal_is_that_of_the_dense_operator(state):
 
 def test_the_subspace_basis_spans_the_columns_and_drops_the_dependent_ones():
     """An orthonormal basis of the span, with a column that is a combination of the
-    others, a zero column and a column 1e-9 as long as the rest all handled."""
+    others, a zero column, a copy 1e-9 as long of a column (dependent) and an
+    independent column 1e-9 as long (kept: columns are compared at unit length)."""
     rng = np.random.default_rng(0)
     Z = rng.standard_normal((50, 4))
-    Z = np.hstack([Z, Z @ rng.standard_normal((4, 1)), np.zeros((50, 1)), 1e-9 * Z[:, :1]])
+    Z = np.hstack([Z, Z @ rng.standard_normal((4, 1)), np.zeros((50, 1)), 1e-9 * Z[:, :1],
+                   1e-9 * rng.standard_normal((50, 1))])
     V = orthonormal_basis(Z)
-    assert V.shape == (50, 4)
-    assert np.abs(V.T @ V - np.eye(4)).max() < 1e-14
+    assert V.shape == (50, 5)
+    assert np.abs(V.T @ V - np.eye(5)).max() < 1e-14
     assert np.allclose(V @ (V.T @ Z), Z, atol=1e-12)  # the span of Z
+    tiny = Z[:, -1]  # its tiny column too, to its own size
+    assert np.linalg.norm(V @ (V.T @ tiny) - tiny) < 1e-6 * np.linalg.norm(tiny)
+
+
+def test_the_subspace_basis_drops_directions_at_1e_12_of_the_largest():
+    """Five unit columns, four of them one vector u and the fifth u + delta v: their Gram
+    matrix has eigenvalues about 5 and 4/5 delta^2 (three zeros). The second is kept
+    above 1e-12 times the largest and dropped below, whatever the largest is."""
+    rng = np.random.default_rng(1)
+    u, v = np.linalg.qr(rng.standard_normal((30, 2)))[0].T
+    for ratio, kept in ((3e-12, 2), (0.3e-12, 1)):  # second eigenvalue over the largest
+        delta = np.sqrt(ratio * 5 / 0.8)
+        Z = np.column_stack([u, u, u, u, (u + delta * v) / np.hypot(1.0, delta)])
+        values = np.linalg.eigvalsh(Z.T @ Z)
+        assert values[-2] / values[-1] == pytest.approx(ratio, rel=0.01)
+        assert orthonormal_basis(Z).shape == (30, kept)
+
+
+def test_the_reduced_problem_starts_from_the_better_start_then_runs_gpi(monkeypatch):
+    """``reduced_minimizer`` written from its description, apart from the library: the
+    better of Y (made orthonormal) and A's h lowest eigenvectors U turned by the polar
+    factor of U'B, whose value is ``sum of the h lowest eigenvalues - 2 ||U'B||_*``
+    (``Tr(Y'AY)`` is the same on every rotation of an invariant subspace), then
+    REDUCED_ITER iterations ``Y <- U V'`` of the SVD of ``lambda_max Y - AY + B`` while
+    the value falls."""
+    import causefs.blocks.descent.embedding as embedding
+
+    rng = np.random.default_rng(2)
+    q, h = 9, 3
+    M = rng.standard_normal((q, q))
+    A = M @ M.T
+    B = 0.3 * rng.standard_normal((q, h))
+    Y = np.linalg.qr(rng.standard_normal((q, h)))[0]
+    value = lambda Y: np.trace(Y.T @ A @ Y) - 2 * np.trace(Y.T @ B)  # noqa: E731
+    values, vectors = np.linalg.eigh(A)
+    U = vectors[:, :h]
+    ritz_value = values[:h].sum() - 2 * np.linalg.svd(U.T @ B, compute_uv=False).sum()
+    # no iteration: the better start
+    monkeypatch.setattr(embedding, "REDUCED_ITER", 0)
+    start = embedding.reduced_minimizer(A, B, Y)
+    assert value(start) == pytest.approx(min(value(Y), ritz_value), rel=1e-12)
+    assert value(start) == pytest.approx(ritz_value, rel=1e-12)  # this start is the Ritz one
+    monkeypatch.undo()
+    # then the iterations, against the same iterations written here
+    reference = start
+    for _ in range(embedding.REDUCED_ITER):
+        P, _, Qt = np.linalg.svd(values[-1] * reference - A @ reference + B,
+                                 full_matrices=False)
+        if value(P @ Qt) >= value(reference):
+            break
+        reference = P @ Qt
+    assert value(reference) < value(start) - 1e-6  # the iterations do move it
+    assert value(embedding.reduced_minimizer(A, B, Y)) == pytest.approx(value(reference),
+                                                                          rel=1e-10)
+
+
+@pytest.mark.parametrize("zero_row", [False, True])
+def test_one_subspace_step_is_the_ritz_minimum_of_its_space(zero_row):
+    """With B = 0 one step reaches the sum of the h lowest eigenvalues of V'AV, V an
+    orthonormal basis of F and ``D^-1 (I - FF') AF`` (D the diagonal of A; where it is
+    0, 1), built here with scipy: the preconditioner's exact form is seen, its
+    fallback on a zero diagonal entry too."""
+    from causefs.blocks.descent.embedding import subspace_descent
+
+    _, _, F, A = embedding_problem(3, rhs=0.0)
+    if zero_row:  # sample 0 without edges, no identity part: a zero on A's diagonal
+        weights = np.where(np.eye(len(A)) > 0, 0.0, -A)
+        weights[0], weights[:, 0] = 0.0, 0.0
+        A = np.diag(weights.sum(axis=1)) - weights
+        F = np.linalg.qr(F + 0.3)[0]  # F with a share on sample 0
+    diagonal = np.diag(A)
+    gradient = A @ F - F @ (F.T @ (A @ F))
+    direction = gradient / np.where(diagonal > 0, diagonal, 1.0)[:, None]
+    V = scipy.linalg.orth(np.hstack([F, direction]))
+    expected = np.linalg.eigvalsh(V.T @ A @ V)[:F.shape[1]].sum()
+    B = np.zeros_like(F)
+    one = subspace_descent(lambda Z: A @ Z, diagonal, B, F, 1, 0.0)
+    assert np.trace(one.T @ A @ one) == pytest.approx(expected, rel=1e-10)
+    # the plain gradient gives another space and another value: the test sees the scaling
+    plain = np.linalg.eigvalsh(
+        (lambda V: V.T @ A @ V)(scipy.linalg.orth(np.hstack([F, gradient]))))[:F.shape[1]].sum()
+    assert abs(plain - expected) > 1e-6 * abs(expected)
 
 
 @pytest.mark.parametrize("separation", [3.0, 0.5])  # three components / one connected graph

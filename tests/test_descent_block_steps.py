@@ -410,6 +410,9 @@ def test_the_sample_weight_options_are_checked_by_name():
         construct("part", SelectionMatrixBlock, {"system": "both"})
     with pytest.raises(InvalidParameterError, match=r"^part\.tol=-1: must be a real"):
         construct("part", EmbeddingBlock, {"tol": -1})
+    with pytest.raises(InvalidParameterError,
+                       match=r"^part\.solver='lobpcg': must be one of 'auto', 'gpi', 'subspace'"):
+        construct("part", EmbeddingBlock, {"solver": "lobpcg"})
     assert EmbeddingBlock(max_iter=0).max_iter == 0 and EmbeddingBlock(tol=0).tol == 0
 
 
@@ -428,6 +431,21 @@ def test_the_documented_defaults():
     assert default.resolved(10_000) == ("gpi", 200)
     assert default.resolved(10_001) == ("subspace", 30)
     assert EmbeddingBlock(max_iter=7, solver="gpi").resolved(50_000) == ("gpi", 7)
+
+
+def test_auto_takes_the_subspace_solver_above_subspace_n_samples(monkeypatch):
+    """``solver="auto"`` resolves by the number of samples (F's rows), not by anything
+    else: with SUBSPACE_N set to 11, a state of 12 samples and 3 columns runs the
+    subspace solver, one of 11 GPI."""
+    import causefs.blocks.descent.embedding as embedding
+
+    monkeypatch.setattr(embedding, "SUBSPACE_N", 11)
+    for n, solver in ((12, "subspace"), (11, "gpi")):
+        state, _ = quadratic_state(n=n, seed=3)
+        F = EmbeddingBlock(max_iter=3).step(state).F
+        assert np.array_equal(F, EmbeddingBlock(max_iter=3, solver=solver).step(state).F)
+        other = "gpi" if solver == "subspace" else "subspace"
+        assert not np.allclose(F, EmbeddingBlock(max_iter=3, solver=other).step(state).F)
 
 
 # -- the fused graph ------------------------------------------------------------------

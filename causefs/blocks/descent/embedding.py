@@ -74,21 +74,19 @@ def orthonormal_basis(Z: np.ndarray) -> np.ndarray:
     return Z
 
 
-def gpi_descent(apply, shift: float, B: np.ndarray, F: np.ndarray, max_iter: int,
-                tol: float) -> np.ndarray:
-    """Generalized power iteration on ``min Tr(F'AF) - 2 Tr(F'B)``, ``F'F = I``, from F.
+def monotone_descent(step, B: np.ndarray, F: np.ndarray, AF: np.ndarray, max_iter: int,
+                     tol: float) -> np.ndarray:
+    """The loop both solvers share: ``F, AF <- step(F, AF)`` while the value
+    ``Tr(F'AF) - 2 Tr(F'B)`` falls.
 
-    ``F <- polar(2 (eta I - A) F + 2 B)`` with ``eta = shift >= lambda_max(A)`` (``apply``
-    multiplies by A): every iteration is monotone. Stops after ``max_iter`` iterations,
-    when the value stops falling (a rise is rounding; a problem constant in F keeps F,
-    not polar(0)'s arbitrary basis), or when it falls by at most ``tol * (|value| +
-    1e-300)``.
+    Stops after ``max_iter`` steps, when the value stops falling (the step is not taken:
+    a rise is rounding, and a problem constant in F keeps F, not polar(0)'s arbitrary
+    basis), or when it falls by at most ``tol * (|value| + 1e-300)`` (``value`` the new
+    one; the ``1e-300`` makes a value of 0 stop on an absolute bound).
     """
-    AF = apply(F)
     current = subproblem_value(F, AF, B)
     for _ in range(max_iter):
-        F_new = polar_factor(shift * F - AF + B)
-        AF_new = apply(F_new)
+        F_new, AF_new = step(F, AF)
         new = subproblem_value(F_new, AF_new, B)
         if new >= current:
             break
@@ -96,6 +94,20 @@ def gpi_descent(apply, shift: float, B: np.ndarray, F: np.ndarray, max_iter: int
         if decrease <= tol * (abs(current) + 1e-300):
             break
     return F
+
+
+def gpi_descent(apply, shift: float, B: np.ndarray, F: np.ndarray, max_iter: int,
+                tol: float) -> np.ndarray:
+    """Generalized power iteration on ``min Tr(F'AF) - 2 Tr(F'B)``, ``F'F = I``, from F.
+
+    ``F <- polar(2 (eta I - A) F + 2 B)`` with ``eta = shift >= lambda_max(A)`` (``apply``
+    multiplies by A): every iteration is monotone (:func:`monotone_descent` stops it).
+    """
+    def step(F, AF):
+        F_new = polar_factor(shift * F - AF + B)
+        return F_new, apply(F_new)
+
+    return monotone_descent(step, B, F, apply(F), max_iter, tol)
 
 
 def reduced_minimizer(A: np.ndarray, B: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -123,9 +135,9 @@ def subspace_descent(apply, diagonal, B: np.ndarray, F: np.ndarray, max_iter: in
     preconditioned by the inverse of A's diagonal (Jacobi), and its last step (the space
     LOBPCG searches for eigenvectors), and moves to the best point of that space it
     finds (:func:`reduced_minimizer` on the space's ``V'AV`` and ``V'B``, started from
-    F). F lies in the space, so a step never raises the value; one that does not lower
-    it ends the descent, as does a fall of at most ``tol * (|value| + 1e-300)`` or
-    ``max_iter`` steps. A step multiplies A by the 2h new directions where a GPI
+    F). F lies in the space, so a step never raises the value (:func:`monotone_descent`
+    stops the steps). On the first step the last step is F - F = 0, which adds no
+    direction. A step multiplies A by the 2h new directions where a GPI
     iteration multiplies it by h, and it does not slow down with the graph's eigengaps
     as GPI does (docs/PERFORMANCE.md, "The embedding's subproblem").
 
@@ -145,10 +157,9 @@ def subspace_descent(apply, diagonal, B: np.ndarray, F: np.ndarray, max_iter: in
     if diagonal is not None:
         # a non-positive entry (an isolated sample without identity part) is not scaled
         scale = 1.0 / np.where(diagonal > 0, diagonal, 1.0)
-    AF = apply(F)
-    current = subproblem_value(F, AF, B)
-    last_step = np.empty((F.shape[0], 0))
-    for _ in range(max_iter):
+    previous = [F]  # the F of the step before: its last step is F - previous
+
+    def step(F, AF):
         gradient = AF - B
         gradient -= F @ (F.T @ gradient)  # the tangent part, then preconditioned
         if scale is not None:
@@ -157,7 +168,8 @@ def subspace_descent(apply, diagonal, B: np.ndarray, F: np.ndarray, max_iter: in
         # projected and orthonormalized twice, as block Gram-Schmidt must be; once
         # leaves F's share of a direction near convergence (a gradient of rounding
         # size, scaled to unit length) far above rounding
-        D = np.hstack([gradient, last_step])
+        D = np.hstack([gradient, F - previous[0]])
+        previous[0] = F
         for _ in range(2):
             D = orthonormal_basis(D - F @ (F.T @ D))
         AD = apply(D)
@@ -166,16 +178,9 @@ def subspace_descent(apply, diagonal, B: np.ndarray, F: np.ndarray, max_iter: in
         start = np.vstack([np.eye(h), np.zeros((D.shape[1], h))])
         Y = reduced_minimizer(0.5 * (reduced + reduced.T), np.vstack([F.T @ B, D.T @ B]),
                               start)
-        F_new = F @ Y[:h] + D @ Y[h:]
-        AF_new = AF @ Y[:h] + AD @ Y[h:]
-        new = subproblem_value(F_new, AF_new, B)
-        if new >= current:
-            break
-        last_step = F_new - F
-        F, AF, decrease, current = F_new, AF_new, current - new, new
-        if decrease <= tol * (abs(current) + 1e-300):
-            break
-    return F
+        return F @ Y[:h] + D @ Y[h:], AF @ Y[:h] + AD @ Y[h:]
+
+    return monotone_descent(step, B, F, apply(F), max_iter, tol)
 
 
 class EmbeddingBlock(Block):
