@@ -265,6 +265,21 @@ def test_the_subspace_basis_drops_directions_at_1e_12_of_the_largest():
         assert orthonormal_basis(Z).shape == (30, kept)
 
 
+def test_the_subspace_basis_drops_a_direction_exactly_at_its_threshold(monkeypatch):
+    """The tie: a Gram eigenvalue of exactly 1e-12 times the largest is dropped ("at
+    most 1e-12 of the largest"). No data makes eigh return that value exactly, so its
+    result for the 2 x 2 Gram matrix of two unit columns is set."""
+    eigh = np.linalg.eigh
+
+    def tied(gram):
+        if gram.shape == (2, 2):
+            return np.array([1e-12, 1.0]), np.eye(2)
+        return eigh(gram)
+
+    monkeypatch.setattr(np.linalg, "eigh", tied)
+    assert orthonormal_basis(np.eye(5)[:, :2]).shape == (5, 1)
+
+
 def test_the_reduced_problem_starts_from_the_better_start_then_runs_gpi(monkeypatch):
     """``reduced_minimizer`` written from its description, apart from the library: the
     better of Y (made orthonormal) and A's h lowest eigenvectors U turned by the polar

@@ -547,7 +547,7 @@ class EmbeddingSystem(Subproblem):
         for operator, _ in self.operators:
             if not hasattr(operator, "diagonal"):
                 return None
-            total += np.asarray(operator.diagonal(), dtype=float).ravel()
+            total += np.asarray(operator.diagonal()).ravel()  # cast into the float total
         return total
 
     def apply(self, F: np.ndarray) -> np.ndarray:
