@@ -196,6 +196,9 @@ def test_subspace_descent_reaches_the_minimum_of_the_f_subproblem(seed, rhs):
     if rhs == 0.0:
         assert value(F_sub) == pytest.approx(np.linalg.eigvalsh(A)[:F.shape[1]].sum(),
                                              rel=1e-9)
+        # without a diagonal (an operator known by its products only): the plain gradient
+        F_plain = subspace_descent(lambda Z: L @ Z, None, B, F, 5000, 0.0)
+        assert value(F_plain) == pytest.approx(value(F_sub), rel=1e-9)
     else:
         M = F_sub.T @ (A @ F_sub - B)
         assert np.abs(M - M.T).max() <= 1e-7 * np.abs(M).max()
