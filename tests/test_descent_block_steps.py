@@ -9,6 +9,7 @@ import re
 import warnings
 
 import numpy as np
+import scipy.linalg
 import pytest
 
 from causefs.blocks.descent.embedding import EmbeddingBlock, polar_factor
@@ -57,11 +58,12 @@ class _Quadratic(Term):
         system.add_rhs(self.scale * self.B)
 
 
-def quadratic_state(n=12, h=3, seed=0, scale=1.0, zero=False):
-    """F on the Stiefel manifold with the objective :class:`_Quadratic` only."""
+def quadratic_state(n=12, h=3, seed=0, scale=1.0, zero=False, rhs=True):
+    """F on the Stiefel manifold with the objective :class:`_Quadratic` only (B = 0
+    without ``rhs``; A = 0 and B = 0 when ``zero``)."""
     rng = np.random.default_rng(seed)
     R = rng.standard_normal((n, n))
-    A, B = (R @ R.T) / n, rng.standard_normal((n, h))
+    A, B = (R @ R.T) / n, rng.standard_normal((n, h)) * rhs
     if zero:
         A, B = np.zeros((n, n)), np.zeros((n, h))
     term = _Quadratic(A, B, scale)
@@ -431,6 +433,19 @@ def test_the_documented_defaults():
     assert default.resolved(10_000) == ("gpi", 200)
     assert default.resolved(10_001) == ("subspace", 30)
     assert EmbeddingBlock(max_iter=7, solver="gpi").resolved(50_000) == ("gpi", 7)
+
+
+def test_the_block_gives_the_subspace_solver_the_operators_diagonal():
+    """One subspace step of the block with B = 0 reaches the sum of the h lowest
+    eigenvalues of V'AV, V spanning F and ``diag(A)^-1 (I - FF') AF`` (scipy's basis,
+    written here): the block hands its system's diagonal to the preconditioner."""
+    state, term = quadratic_state(n=30, seed=4, rhs=False)
+    F, A = state.F, term.A
+    direction = (A @ F - F @ (F.T @ (A @ F))) / np.diag(A)[:, None]
+    V = scipy.linalg.orth(np.hstack([F, direction]))
+    expected = np.linalg.eigvalsh(V.T @ A @ V)[:F.shape[1]].sum()
+    step = EmbeddingBlock(max_iter=1, solver="subspace").step(state).F
+    assert np.trace(step.T @ A @ step) == pytest.approx(expected, rel=1e-10)
 
 
 def test_auto_takes_the_subspace_solver_above_subspace_n_samples(monkeypatch):
