@@ -18,20 +18,15 @@ objective and whether the top 20 is the reference's. Run it on an idle machine: 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from bench_scale import against_first, child_json  # beside this file
 
 CHILD = r"""
 import json, sys, time
 import numpy as np
 import causefs.kernels.linear as linear
 linear.PRODUCT_WIDE_FLOPS = float(sys.argv[1])
-sys.path.insert(0, sys.argv[5])
+sys.path.insert(0, sys.argv[-1])
 from bench_scale import load_case  # the benchmarks' cases, beside this file
 from causefs import CauseFS
 name, schedule, repeats = sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -54,13 +49,7 @@ CASES = ("digits/full", "jaffe/full", "umist/full", "coil20/full", "usps/full",
 
 def measure(case: str, threshold: float, repeats: int) -> dict:
     name, schedule = case.split("/")
-    load = os.getloadavg()[0]
-    out = subprocess.run([sys.executable, "-c", CHILD, repr(threshold), name, schedule,
-                          str(1 if name == "usps" else repeats), str(HERE)],
-                         capture_output=True, text=True, check=True)
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    result["load"] = (load, os.getloadavg()[0])
-    return result
+    return child_json(CHILD, repr(threshold), name, schedule, 1 if name == "usps" else repeats)
 
 
 def main(argv=None) -> None:
@@ -72,17 +61,14 @@ def main(argv=None) -> None:
     print("| case | threshold | wall s (least) | / reference | iterations | objective "
           "| top 20 as the reference | load before / after |")
     print("|---|---|---|---|---|---|---|---|")
-    for case in args.cases:
-        reference = None
-        for threshold in args.thresholds:
-            result = measure(case, threshold, args.repeats)
-            wall = min(result["walls"])
-            reference = reference or dict(result, wall=wall)
-            print(f"| {case} | {threshold:.0e} | {wall:.2f} | {wall / reference['wall']:.2f} "
-                  f"| {result['iterations']} | {result['objective']:.12g} "
-                  f"| {'yes' if result['top'] == reference['top'] else 'no'} "
-                  f"| {result['load'][0]:.2f} / {result['load'][1]:.2f} |", flush=True)
-
+    runs = against_first(args.cases, args.thresholds,
+                         lambda case, threshold: measure(case, threshold, args.repeats))
+    for case, threshold, result, reference in runs:
+        print(f"| {case} | {threshold:.0e} | {result['wall']:.2f} "
+              f"| {result['wall'] / reference['wall']:.2f} "
+              f"| {result['iterations']} | {result['objective']:.12g} "
+              f"| {'yes' if result['top'] == reference['top'] else 'no'} "
+              f"| {result['load'][0]:.2f} / {result['load'][1]:.2f} |", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -76,6 +76,33 @@ def load_case(name: str):
     return data.X, data.y
 
 
+def child_json(code: str, *args) -> dict:
+    """The JSON object ``code`` prints last, run in a fresh Python process with ``args``
+    and this folder as its arguments (the folder last: ``sys.path.insert(0,
+    sys.argv[-1])`` imports these helpers), with the 1-minute load average before and
+    after it as ``"load"``."""
+    load = os.getloadavg()[0]
+    out = subprocess.run([sys.executable, "-c", code, *map(str, args),
+                          str(Path(__file__).resolve().parent)],
+                         capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result["load"] = (load, os.getloadavg()[0])
+    return result
+
+
+def against_first(cases, settings, measure):
+    """``(case, setting, result, reference)`` for every case and setting in turn: the
+    result of ``measure(case, setting)`` (its least ``"walls"`` as ``"wall"``) beside
+    the case's result with the first setting."""
+    for case in cases:
+        reference = None
+        for setting in settings:
+            result = measure(case, setting)
+            result["wall"] = min(result["walls"])
+            reference = reference or result
+            yield case, setting, result, reference
+
+
 def child(spec: dict) -> dict:
     """Run one fit in this process and report what it cost."""
     from causefs import CauseFS

@@ -32,6 +32,13 @@ def test_every_w_system_descends(system):
     check_block(make("selection_matrix", system=system), max_examples=15)
 
 
+@pytest.mark.parametrize("solver", ["gpi", "subspace"])
+def test_every_embedding_solver_descends(solver):
+    """The registry's default takes GPI on the small states of the property test
+    ("auto"): the subspace solver is checked here by name."""
+    check_block(make("embedding", solver=solver), max_examples=25)
+
+
 @pytest.mark.parametrize("name", ["granular_graphs", "fused_graph"])
 def test_monotone_adaptive_update_descends_without_substitution(name):
     """With adaptive_update='monotone' the graph blocks never raise J as it stands."""

@@ -59,7 +59,8 @@ def test_generated_nodes_take_their_defaults_from_the_constructors():
     assert nodes["kernel"]["rbf"] == {"name": "rbf", "approximation": "auto",
                                       "n_components": 50, "exact_budget": 2e10,
                                       "n_pairs": 2000}
-    assert nodes["block"]["embedding"] == {"name": "embedding", "max_iter": 200, "tol": 1e-10}
+    assert nodes["block"]["embedding"] == {"name": "embedding", "max_iter": None, "tol": 1e-10,
+                                           "solver": "auto"}
     assert "sigma" not in nodes["block"]["confounders"]  # handed in by the engine
     cfg = composed("kernel=rbf", "kernel.n_components=7")
     assert cfg.kernel.n_components == 7 and cfg.kernel.n_pairs == 2000

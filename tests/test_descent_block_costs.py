@@ -14,6 +14,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from causefs.blocks.descent.embedding import SUBSPACE_N
 from causefs.blocks.descent.selection_matrix import selection_cost
 from causefs.core.state import State
 from causefs.engine import balance_of, build_part
@@ -77,14 +78,16 @@ def step_peak(part, state) -> int:
     return traced_peak(lambda: part.step(state))
 
 
+@pytest.mark.parametrize("solver", ["gpi", "subspace"])
 @pytest.mark.parametrize(("n", "h", "k"), [(3000, 2, 2), (3000, 2, 10), (3000, 16, 2),
                                            (6000, 4, 4)])
-def test_the_embedding_memory_bounds_the_measured_peak(n, h, k):
+def test_the_embedding_memory_bounds_the_measured_peak(n, h, k, solver):
     """The declared phase is at least the peak (the memory guard must not let through a
     fit that does not fit) and at most three times it, whether the (n, h) iterates or
     the graph's Laplacian (n k entries) dominate: with the iterates alone declared, the
-    Laplacian of k = 10 neighbours made the peak 9 times the declaration."""
-    part = block("embedding")
+    Laplacian of k = 10 neighbours made the peak 9 times the declaration. For either
+    solver."""
+    part = block("embedding", solver=solver)
     declared = part.cost(size_of(n, 10, h, k)).memory["embedding"]
     peak = step_peak(part, cause_fs_state(n, 10, h, k))
     assert peak <= declared <= 3 * peak, (peak, declared)
@@ -245,6 +248,17 @@ def test_the_embedding_work_grows_with_its_iterations_and_its_iterates():
     assert ops(1000, 6, 20) == pytest.approx(2 * base)
     assert ops(1000, 3, 40) == pytest.approx(2 * base)
     assert block("embedding", max_iter=0).cost(size_of(1000, 10)).ops == 0
+    # a subspace step costs eight GPI iterations; "auto" takes it above SUBSPACE_N
+    steps = lambda n, solver: block("embedding", max_iter=20, solver=solver).cost(  # noqa: E731
+        size_of(n, 10, 3)).ops
+    assert steps(1000, "subspace") == pytest.approx(8 * base)
+    assert steps(SUBSPACE_N, "auto") == steps(SUBSPACE_N, "gpi")
+    assert steps(SUBSPACE_N + 1, "auto") == steps(SUBSPACE_N + 1, "subspace")
+    # max_iter=None: 200 GPI iterations or 30 subspace steps
+    default = lambda n, solver: block("embedding", solver=solver).cost(  # noqa: E731
+        size_of(n, 10, 3)).ops
+    assert default(1000, "gpi") == pytest.approx(10 * base)
+    assert default(1000, "subspace") == pytest.approx(1.5 * 8 * base)
 
 
 def count_products(state, **options):

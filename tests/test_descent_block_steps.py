@@ -9,6 +9,7 @@ import re
 import warnings
 
 import numpy as np
+import scipy.linalg
 import pytest
 
 from causefs.blocks.descent.embedding import EmbeddingBlock, polar_factor
@@ -57,11 +58,12 @@ class _Quadratic(Term):
         system.add_rhs(self.scale * self.B)
 
 
-def quadratic_state(n=12, h=3, seed=0, scale=1.0, zero=False):
-    """F on the Stiefel manifold with the objective :class:`_Quadratic` only."""
+def quadratic_state(n=12, h=3, seed=0, scale=1.0, zero=False, rhs=True):
+    """F on the Stiefel manifold with the objective :class:`_Quadratic` only (B = 0
+    without ``rhs``; A = 0 and B = 0 when ``zero``)."""
     rng = np.random.default_rng(seed)
     R = rng.standard_normal((n, n))
-    A, B = (R @ R.T) / n, rng.standard_normal((n, h))
+    A, B = (R @ R.T) / n, rng.standard_normal((n, h)) * rhs
     if zero:
         A, B = np.zeros((n, n)), np.zeros((n, h))
     term = _Quadratic(A, B, scale)
@@ -100,12 +102,14 @@ def test_one_gpi_iteration_is_the_polar_factor_of_the_shifted_problem(seed):
     assert subproblem_value(term, F) < subproblem_value(term, state.F)
 
 
+@pytest.mark.parametrize("solver", ["gpi", "subspace"])
 @pytest.mark.parametrize("seed", range(4))
-def test_gpi_converges_to_the_stationary_point_the_dense_iteration_reaches(seed):
-    """To convergence, the step reaches the value of the reference iteration and the
-    first-order optimality condition on F'F = I: F'(AF - B) symmetric."""
+def test_the_embedding_converges_to_the_stationary_point_the_dense_iteration_reaches(
+        seed, solver):
+    """To convergence, either solver reaches the value of the reference iteration and
+    the first-order optimality condition on F'F = I: F'(AF - B) symmetric."""
     state, term = quadratic_state(seed=seed)
-    F = EmbeddingBlock(max_iter=20000, tol=1e-15).step(state).F
+    F = EmbeddingBlock(max_iter=20000, tol=1e-15, solver=solver).step(state).F
     reference = reference_gpi(term, state.F)
     assert subproblem_value(term, F) == pytest.approx(subproblem_value(term, reference),
                                                       rel=1e-9)
@@ -123,24 +127,27 @@ def test_the_default_tolerance_reaches_the_stationary_value():
     assert subproblem_value(term, F) == pytest.approx(reference, rel=1e-7)
 
 
-def test_the_stopping_rule_is_relative_to_the_value():
+@pytest.mark.parametrize("solver", ["gpi", "subspace"])
+def test_the_stopping_rule_is_relative_to_the_value(solver):
     """``decrease <= tol (|value| + 1e-300)``: a subproblem scaled by 2^-40 (exact in
-    binary) stops at the same iterate as the unscaled one."""
+    binary) stops at the same iterate as the unscaled one, for either solver."""
     state, _ = quadratic_state(seed=1)
     tiny, _ = quadratic_state(seed=1, scale=2.0**-40)
-    block = EmbeddingBlock(max_iter=500, tol=1e-6)
+    block = EmbeddingBlock(max_iter=500, tol=1e-6, solver=solver)
     assert np.allclose(block.step(tiny).F, block.step(state).F, atol=1e-9)
-    assert not np.allclose(block.step(state).F, EmbeddingBlock(max_iter=1).step(state).F)
+    first = EmbeddingBlock(max_iter=1, solver=solver).step(state).F
+    assert not np.allclose(block.step(state).F, first)
 
 
-def test_no_iteration_leaves_f_and_a_constant_subproblem_leaves_it_too():
+@pytest.mark.parametrize("solver", ["gpi", "subspace"])
+def test_no_iteration_leaves_f_and_a_constant_subproblem_leaves_it_too(solver):
     """``max_iter=0`` returns F as given; so does a subproblem constant in F (A = 0,
     B = 0: every F is a minimizer), where an iterate that does not lower the value is
     not taken (the polar factor of 0 would replace F by an arbitrary basis)."""
     state, _ = quadratic_state(seed=2)
-    assert np.array_equal(EmbeddingBlock(max_iter=0).step(state).F, state.F)
+    assert np.array_equal(EmbeddingBlock(max_iter=0, solver=solver).step(state).F, state.F)
     flat, _ = quadratic_state(seed=2, zero=True)
-    assert np.array_equal(EmbeddingBlock().step(flat).F, flat.F)
+    assert np.array_equal(EmbeddingBlock(solver=solver).step(flat).F, flat.F)
 
 
 @pytest.mark.parametrize("scale", [1e-3, 1.0, 1e3])
@@ -405,18 +412,55 @@ def test_the_sample_weight_options_are_checked_by_name():
         construct("part", SelectionMatrixBlock, {"system": "both"})
     with pytest.raises(InvalidParameterError, match=r"^part\.tol=-1: must be a real"):
         construct("part", EmbeddingBlock, {"tol": -1})
+    with pytest.raises(InvalidParameterError,
+                       match=r"^part\.solver='lobpcg': must be one of 'auto', 'gpi', 'subspace'"):
+        construct("part", EmbeddingBlock, {"solver": "lobpcg"})
     assert EmbeddingBlock(max_iter=0).max_iter == 0 and EmbeddingBlock(tol=0).tol == 0
 
 
 def test_the_documented_defaults():
     """docs/MODEL.md: the mu solve is budgeted to 12 products in float32; the
-    embedding's docstring: at most 200 GPI iterations to tol 1e-10."""
+    embedding's docstring: tol 1e-10, at most 200 GPI iterations up to 10,000 samples
+    and 30 subspace steps above."""
     block = weights_block()
     assert (block.max_products, block.precision) == (12, "float32")
-    documented = dict(re.findall(r"^    (\w+) : \w+, default=(\S+)$", EmbeddingBlock.__doc__,
+    documented = dict(re.findall(r"^    (\w+) : [^\n]*, default=(\S+)$", EmbeddingBlock.__doc__,
                                  flags=re.M))
-    assert documented == {"max_iter": "200", "tol": "1e-10"}
-    assert (EmbeddingBlock().max_iter, EmbeddingBlock().tol) == (200, 1e-10)
+    assert documented == {"max_iter": "None", "tol": "1e-10", "solver": '"auto"'}
+    assert "None: 200 iterations or 30\n        steps" in EmbeddingBlock.__doc__
+    default = EmbeddingBlock()
+    assert (default.max_iter, default.tol, default.solver) == (None, 1e-10, "auto")
+    assert default.resolved(10_000) == ("gpi", 200)
+    assert default.resolved(10_001) == ("subspace", 30)
+    assert EmbeddingBlock(max_iter=7, solver="gpi").resolved(50_000) == ("gpi", 7)
+
+
+def test_the_block_gives_the_subspace_solver_the_operators_diagonal():
+    """One subspace step of the block with B = 0 reaches the sum of the h lowest
+    eigenvalues of V'AV, V spanning F and ``diag(A)^-1 (I - FF') AF`` (scipy's basis,
+    written here): the block hands its system's diagonal to the preconditioner."""
+    state, term = quadratic_state(n=30, seed=4, rhs=False)
+    F, A = state.F, term.A
+    direction = (A @ F - F @ (F.T @ (A @ F))) / np.diag(A)[:, None]
+    V = scipy.linalg.orth(np.hstack([F, direction]))
+    expected = np.linalg.eigvalsh(V.T @ A @ V)[:F.shape[1]].sum()
+    step = EmbeddingBlock(max_iter=1, solver="subspace").step(state).F
+    assert np.trace(step.T @ A @ step) == pytest.approx(expected, rel=1e-10)
+
+
+def test_auto_takes_the_subspace_solver_above_subspace_n_samples(monkeypatch):
+    """``solver="auto"`` resolves by the number of samples (F's rows), not by anything
+    else: with SUBSPACE_N set to 11, a state of 12 samples and 3 columns runs the
+    subspace solver, one of 11 GPI."""
+    import causefs.blocks.descent.embedding as embedding
+
+    monkeypatch.setattr(embedding, "SUBSPACE_N", 11)
+    for n, solver in ((12, "subspace"), (11, "gpi")):
+        state, _ = quadratic_state(n=n, seed=3)
+        F = EmbeddingBlock(max_iter=3).step(state).F
+        assert np.array_equal(F, EmbeddingBlock(max_iter=3, solver=solver).step(state).F)
+        other = "gpi" if solver == "subspace" else "subspace"
+        assert not np.allclose(F, EmbeddingBlock(max_iter=3, solver=other).step(state).F)
 
 
 # -- the fused graph ------------------------------------------------------------------

@@ -51,11 +51,14 @@ def sizes():
 @sizes()
 def test_the_embedding_step(shape):
     n, d, h, k, M, q = shape
-    block = EmbeddingBlock(max_iter=17)
-    # "30 max_iter n h operations; 8 n h + 12 n k floats"
-    cost = block.cost(fit_size(*shape))
+    # "GPI 30 max_iter n h operations and 8 n h + 12 n k floats"
+    cost = EmbeddingBlock(max_iter=17, solver="gpi").cost(fit_size(*shape))
     assert cost.ops == 30 * 17 * n * h
     assert cost.memory["embedding"] == (8 * n * h + 12 * n * k) * FLOAT
+    # "subspace 240 max_iter n h operations and 20 n h + 12 n k floats"
+    cost = EmbeddingBlock(max_iter=17, solver="subspace").cost(fit_size(*shape))
+    assert cost.ops == 240 * 17 * n * h
+    assert cost.memory["embedding"] == (20 * n * h + 12 * n * k) * FLOAT
 
 
 @sizes()

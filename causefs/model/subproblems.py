@@ -540,6 +540,16 @@ class EmbeddingSystem(Subproblem):
         """An upper bound on the largest eigenvalue of ``A`` less its identity part."""
         return float(sum(bound for _, bound in self.operators))
 
+    def diagonal(self) -> np.ndarray | None:
+        """The diagonal of ``A`` (n,) with its identity part, or None when an operator
+        has none to give (a linear operator known through its products only)."""
+        total = np.full(self.state.F.shape[0], self.identity)
+        for operator, _ in self.operators:
+            if not hasattr(operator, "diagonal"):
+                return None
+            total += np.asarray(operator.diagonal()).ravel()  # cast into the float total
+        return total
+
     def apply(self, F: np.ndarray) -> np.ndarray:
         """``(A - identity I) F``."""
         parts = [operator @ F for operator, _ in self.operators]
