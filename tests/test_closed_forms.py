@@ -399,16 +399,20 @@ def test_dual_w_system_without_granular_graphs(blobs):
     assert np.allclose(system.solve("dual"), system.solve("primal"), rtol=1e-7, atol=1e-12)
 
 
-def test_a_fresh_approximate_search_finds_the_exact_neighbours():
+@pytest.mark.parametrize("sharded", [False, True])
+def test_a_fresh_approximate_search_finds_the_exact_neighbours(monkeypatch, sharded):
     """Above FRESH_EXACT_N points a search without a previous graph runs HNSW and one round
-    of local search; checked against scipy's exact k-d tree: an index that returned one
-    neighbour too few kept about 96% of them."""
+    of local search, or beyond SHARDED_N the HNSW indexes of two shards; checked against
+    scipy's exact k-d tree: an index that returned one neighbour too few kept about 96%
+    of them."""
     from scipy.spatial import cKDTree
 
+    from causefs.numerics import neighbors
     from causefs.numerics.neighbors import FRESH_EXACT_N, nearest_candidates
 
     rng = np.random.default_rng(0)
     n, k = FRESH_EXACT_N + 1000, 6
+    monkeypatch.setattr(neighbors, "SHARDED_N", n - 1 if sharded else n)
     Y = 4 * rng.standard_normal((8, 6))[rng.integers(0, 8, n)] + rng.standard_normal((n, 6))
     _, truth = cKDTree(Y).query(Y, k=k + 1)  # each point first, then its k nearest
     found = nearest_candidates(Y, k, "approximate")

@@ -195,7 +195,8 @@ def test_the_approximate_search_starts_from_the_warm_graphs(monkeypatch):
 
 def test_a_fresh_approximate_search_of_many_points_builds_an_hnsw_index(monkeypatch):
     """Beyond FRESH_EXACT_N points without warm graphs: the HNSW candidates (c + 1 a
-    point, itself among them) refined by one round of local join."""
+    point, itself among them) refined by one round of local join, up to SHARDED_N
+    points; beyond, each point's c nearest of the shards' candidates, without the join."""
     rng = np.random.default_rng(3)
     Y = rng.standard_normal((FRESH_EXACT_N + 1, 3))
     asked, rounds = [], []
@@ -211,12 +212,50 @@ def test_a_fresh_approximate_search_of_many_points_builds_an_hnsw_index(monkeypa
 
     monkeypatch.setattr(neighbors, "_hnsw_neighbors", hnsw)
     monkeypatch.setattr(neighbors, "refine_neighbors", refine)
-    found = nearest_candidates(Y, 4, "approximate")
-    assert asked == [4] and rounds == [1]
     rows = np.arange(0, Y.shape[0], 250)
     truth = brute_knn(Y, 4, rows)
-    recall = np.mean([len(set(found[i]) & set(t)) / 4 for i, t in zip(rows, truth)])
-    assert recall > 0.95 and (found >= 0).all() and (found != np.arange(len(Y))[:, None]).all()
+    for sharded_n, joined in ((FRESH_EXACT_N + 1, [1]), (FRESH_EXACT_N, [])):
+        monkeypatch.setattr(neighbors, "SHARDED_N", sharded_n)
+        asked.clear(), rounds.clear()
+        found = nearest_candidates(Y, 4, "approximate")
+        assert asked == [4] and rounds == joined
+        recall = np.mean([len(set(found[i]) & set(t)) / 4 for i, t in zip(rows, truth)])
+        assert recall > 0.95 and (found >= 0).all()
+        assert (found != np.arange(len(Y))[:, None]).all()
+
+
+def test_the_hnsw_shards_are_interleaved_and_every_point_is_searched_in_each():
+    """Beyond SHARDED_N points, HNSW_SHARDS = 2 indexes, of the even and of the odd rows:
+    each point's first c + 1
+    columns are what an index of the even rows alone returns for it, the next c + 1 an
+    index of the odd rows (indices mapped back to the rows); and nearly every true
+    neighbour is among the 2 (c + 1)."""
+    faiss = pytest.importorskip("faiss")
+    assert neighbors.HNSW_SHARDS == 2
+    Y = np.random.default_rng(14).standard_normal((3000, 3))
+    c = 3
+    assert neighbors._hnsw_neighbors(Y, c).shape == (3000, c + 1)  # up to SHARDED_N: one
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(neighbors, "SHARDED_N", 2999)
+        found = neighbors._hnsw_neighbors(Y, c)
+    assert found.shape == (3000, 2 * (c + 1))
+    outer = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        for shard, columns in ((0, slice(0, c + 1)), (1, slice(c + 1, None))):
+            members = np.arange(shard, 3000, 2)
+            index = faiss.IndexHNSWFlat(3, 32)
+            index.hnsw.efConstruction = 64
+            index.add(Y[members].astype(np.float32))
+            index.hnsw.efSearch = 64
+            _, local = index.search(Y.astype(np.float32), c + 1)
+            np.testing.assert_array_equal(found[:, columns], members[local])
+    finally:
+        faiss.omp_set_num_threads(outer)
+    rows = range(0, 3000, 30)
+    best = neighbors.nearest_given(Y, found, c)
+    truth = brute_knn(Y, c, rows)
+    assert np.mean([len(set(best[i]) & set(t)) / c for i, t in zip(rows, truth)]) > 0.95
 
 
 def test_the_hnsw_index_is_built_quietly_on_one_thread_and_both_are_restored():
@@ -463,6 +502,40 @@ def test_the_hnsw_search_runs_on_the_wide_threads_and_finds_the_same(monkeypatch
     np.testing.assert_array_equal(found[1], found[2])
 
 
+def test_the_hnsw_shards_are_built_side_by_side_each_on_one_thread(monkeypatch):
+    """With two threads to widen to, the shards' indexes are built on two threads at
+    once, each with one OpenMP thread (a new thread starts from the process's default,
+    not from the caller's setting), and the candidates are those of the shards built one
+    after the other: the graph does not depend on the threads."""
+    import threading
+
+    from causefs.numerics import threads as fit_threads_module
+
+    faiss = pytest.importorskip("faiss")
+    Y = np.random.default_rng(15).standard_normal((4000, 6))
+    real = faiss.IndexHNSWFlat
+    added = []
+    both = threading.Barrier(2, timeout=30)
+
+    class Spy(real):
+        def add(self, x):
+            added.append((threading.get_ident(), faiss.omp_get_max_threads()))
+            if wide == 2:
+                both.wait()  # both shards are being built at once
+            return super().add(x)
+
+    monkeypatch.setattr(faiss, "IndexHNSWFlat", Spy)
+    monkeypatch.setattr(neighbors, "SHARDED_N", 3999)
+    found = {}
+    for wide in (1, 2):
+        monkeypatch.setattr(fit_threads_module._THREADS, "caller", wide)
+        monkeypatch.setattr(neighbors, "wide_threads", lambda wide=wide: wide)
+        found[wide] = neighbors._hnsw_neighbors(Y, 5)
+    assert [threads for _, threads in added] == [1] * 4
+    assert len({ident for ident, _ in added[2:]}) == 2
+    np.testing.assert_array_equal(found[1], found[2])
+
+
 def test_the_hnsw_search_silences_faiss_loader_while_importing_it(monkeypatch, caplog):
     """faiss logs the CPU builds it tried at INFO on ``faiss.loader`` when imported: the
     search drops those records (a user's INFO logging stays readable)."""
@@ -704,9 +777,10 @@ def test_the_tree_has_the_declared_leaves_and_splits_at_the_sliding_midpoint(mon
 
 @pytest.mark.parametrize("c, ef_search", [(5, 64), (16, 64), (17, 68), (20, 80)])
 def test_the_hnsw_index_has_the_declared_links_and_search_widths(monkeypatch, c, ef_search):
-    """``_hnsw_neighbors`` declares an ``IndexHNSWFlat`` of M = 32 links a point (2 M on
-    the bottom layer), ``efConstruction = 64`` and ``efSearch = max(64, 4 c)``: read off
-    the index it builds and searches, at c below, at and above 64 / 4."""
+    """``_hnsw_neighbors`` declares, for each shard, an ``IndexHNSWFlat`` of M = 32 links
+    a point (2 M on the bottom layer), ``efConstruction = 64`` and ``efSearch =
+    max(64, 4 c)``: read off the indexes it builds and searches (two: beyond
+    SHARDED_N points), at c below, at and above 64 / 4."""
     faiss = pytest.importorskip("faiss")
     built = []
 
@@ -716,8 +790,10 @@ def test_the_hnsw_index_has_the_declared_links_and_search_widths(monkeypatch, c,
             built.append(self)
 
     monkeypatch.setattr(faiss, "IndexHNSWFlat", Recorded)
+    monkeypatch.setattr(neighbors, "SHARDED_N", 199)
     found = neighbors._hnsw_neighbors(np.random.default_rng(13).standard_normal((200, 3)), c)
-    assert found.shape == (200, c + 1) and len(built) == 1
-    hnsw = built[0].hnsw
-    assert (hnsw.nb_neighbors(1), hnsw.nb_neighbors(0)) == (32, 64)
-    assert (hnsw.efConstruction, hnsw.efSearch) == (64, ef_search)
+    assert found.shape == (200, 2 * (c + 1)) and len(built) == 2
+    for index in built:
+        hnsw = index.hnsw
+        assert (hnsw.nb_neighbors(1), hnsw.nb_neighbors(0)) == (32, 64)
+        assert (hnsw.efConstruction, hnsw.efSearch) == (64, ef_search)

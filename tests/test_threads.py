@@ -101,3 +101,24 @@ def test_parallel_work_runs_on_no_more_threads_than_the_caller_allows():
     with threadpool_limits(limits=2), fit_threads():
         used = set(parallel_map(where, range(8)))
     assert 1 <= len(used) <= 2 and threading.get_ident() not in used
+
+
+def test_parallel_work_runs_on_no_more_threads_than_it_is_given():
+    """``threads`` caps the workers below the caller's: one runs in the caller's thread;
+    more than the caller allows are not taken."""
+    both = threading.Barrier(2, timeout=10)
+
+    def where(item):
+        both.wait()  # fails unless two items run at once
+        return threading.get_ident()
+
+    def alone(item):
+        return threading.get_ident()
+
+    with threadpool_limits(limits=2), fit_threads():
+        assert caller_threads() == 2
+        assert set(parallel_map(alone, range(4), threads=1)) == {threading.get_ident()}
+        used = set(parallel_map(where, range(2), threads=2))
+        assert len(used) == 2 and threading.get_ident() not in used
+    with threadpool_limits(limits=1), fit_threads():
+        assert set(parallel_map(alone, range(4), threads=2)) == {threading.get_ident()}

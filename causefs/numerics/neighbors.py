@@ -21,7 +21,7 @@ from ..core.extras import require
 from ..core.validation import check_choice
 from . import CHUNK_ELEMENTS
 from .sparse import column_nonzeros, dense
-from .threads import caller_threads, threads_for, wide_threads
+from .threads import caller_threads, parallel_map, threads_for, wide_threads
 
 #: candidate searches: "auto" (exact NumPy brute force up to EXACT_N points but for
 #: SMALL_TREE_N points or more of at most SMALL_TREE_DIMS dimensions, a k-d tree above
@@ -292,20 +292,45 @@ def _quiet_logger(name: str):
         log.setLevel(level)
 
 
+#: beyond this many points a fresh HNSW search splits them into HNSW_SHARDS interleaved
+#: shards (rows s, s + HNSW_SHARDS, ...), indexes each on a thread of its own and searches
+#: every point in every shard, the merged lists keeping each point's nearest, without the
+#: round of local join one index is refined by. An index is built on one thread (faiss
+#: inserts points in parallel otherwise, and the graph would depend on the threads'
+#: timing), so one index left the second core idle for most of the search. At 100,000 x
+#: 64 (two cores, 6 candidates) two shards took 28 s where one index and its join took 45
+#: s, and found more of the true neighbours (recall 0.974 against 0.962); inside the
+#: default fits of 50,000 and 100,000 x 64 the initial fused graph took 0.61x and 0.68x
+#: its time, the top 20 the same. Up to here one index and its join stay: they cost
+#: little (USPS, 9298 x 256: 1.7 s), and USPS's selection moves with graphs that differ in
+#: a few neighbours in a thousand (12 to 14 of its top 20 kept, ACC and NMI within a
+#: point) (docs/PERFORMANCE.md, "Fresh searches in shards")
+SHARDED_N = 10_000
+HNSW_SHARDS = 2
+
+
 def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
-    """Approximate kNN by an HNSW index (faiss), built on one thread and searched on the
-    threads the fit may widen to (:func:`~causefs.numerics.threads.wide_threads`).
+    """Approximate kNN by an HNSW index (faiss) of the points, or beyond
+    :data:`SHARDED_N` points by indexes of :data:`HNSW_SHARDS` interleaved shards; each
+    index built on one thread, the shards side by side on the caller's threads, and
+    every point searched in every index on the threads the fit may widen to
+    (:func:`~causefs.numerics.threads.wide_threads`).
 
-    One thread keeps the index, and so the graph, reproducible: faiss inserts points in
-    parallel otherwise. The search is the same on any number of threads (each query is
-    searched alone in the finished index) and was about half of the time (100,000 x 64:
-    build 23 s, search 29 s, one thread). Used for fresh searches at large n (no previous
-    graph to start from); its n_candidates + 1 results per point seed
-    :func:`refine_neighbors`.
+    One thread an index keeps it, and so the graph, reproducible: faiss inserts points
+    in parallel otherwise. The search is the same on any number of threads (each query
+    is searched alone in the finished indexes), and so is the result on any number of
+    cores: the shards are fixed by n, only their building runs side by side. Used for
+    fresh searches at large n (no previous graph to start from).
 
-    Declared (recall against time; docs/PERFORMANCE.md): an ``IndexHNSWFlat`` of
-    ``M = 32`` links a point (64 on the bottom layer), built with ``efConstruction = 64``
-    and searched with ``efSearch = max(64, 4 n_candidates)``.
+    Declared (recall against time; docs/PERFORMANCE.md): each shard an
+    ``IndexHNSWFlat`` of ``M = 32`` links a point (64 on the bottom layer), built with
+    ``efConstruction = 64`` and searched with ``efSearch = max(64, 4 n_candidates)``.
+
+    Returns
+    -------
+    ndarray of int, shape (n, shards * (n_candidates + 1))
+        Each index's ``n_candidates + 1`` nearest of every point (the point itself among
+        those of its own index; -1 where a search came back short).
     """
     # imported here: only large fits without a warm start need it (an optional extra)
     with _quiet_logger("faiss.loader"):  # its INFO lines list the CPU builds it tried
@@ -315,22 +340,31 @@ def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
                         f"dimensions, beyond {TREE_N:,} of at most {TREE_DIMS}; 'exact' "
                         "does without)")
 
-    dim = Y.shape[1]
+    n, dim = Y.shape
     data = np.ascontiguousarray(dense(Y.astype(np.float32)))  # CSR rows: 4 bytes a cell
-    outer = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1)
-    try:
+    count = 1 if n <= SHARDED_N else HNSW_SHARDS
+    shards = [np.arange(s, n, count) for s in range(count)]
+
+    def build(rows):
+        # a thread's own OpenMP setting: a new thread starts from the process default
+        faiss.omp_set_num_threads(1)
         index = faiss.IndexHNSWFlat(dim, 32)
         index.hnsw.efConstruction = 64
-        index.add(data)
-        index.hnsw.efSearch = max(64, 4 * n_candidates)
+        index.add(data[rows])
+        return index
+
+    outer = faiss.omp_get_max_threads()
+    try:
+        indexes = parallel_map(build, shards, threads=wide_threads())
         faiss.omp_set_num_threads(wide_threads())
-        _, found = index.search(data, n_candidates + 1)
+        found = []
+        for rows, index in zip(shards, indexes):
+            index.hnsw.efSearch = max(64, 4 * n_candidates)
+            _, local = index.search(data, n_candidates + 1)
+            found.append(np.where(local >= 0, rows[np.maximum(local, 0)], -1))
     finally:
         faiss.omp_set_num_threads(outer)
-    # each point itself is dropped by the local search that follows; rows HNSW left
-    # short (-1) are completed by an exact search there (:func:`_complete`)
-    return found
+    return np.hstack(found)
 
 
 def refine_neighbors(Y: np.ndarray, seeds: np.ndarray, n_candidates: int,
@@ -455,8 +489,10 @@ def nearest_candidates(Y: np.ndarray, n_candidates: int, algorithm: str,
                 return _complete(Y, refine_neighbors(Y, seeds, n_candidates))
         if n <= fresh_exact_limit(Y.shape[1]):
             return exact_neighbors(Y, n_candidates)
-        return _complete(Y, refine_neighbors(Y, _hnsw_neighbors(Y, n_candidates),
-                                             n_candidates, rounds=1))
+        seeds = _hnsw_neighbors(Y, n_candidates)
+        if n <= SHARDED_N:  # one index: a round of local join adds neighbours it missed
+            return _complete(Y, refine_neighbors(Y, seeds, n_candidates, rounds=1))
+        return nearest_given(Y, seeds, n_candidates)
     if algorithm == "all":
         idx = np.broadcast_to(np.arange(n - 1), (n, n - 1)).copy()
         idx += idx >= np.arange(n)[:, None]  # skip the diagonal

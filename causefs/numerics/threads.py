@@ -167,16 +167,19 @@ def threads_for(flops: float, wide_from: float | None = None):
         yield
 
 
-def parallel_map(function, items) -> list:
+def parallel_map(function, items, threads: int | None = None) -> list:
     """``[function(item) for item in items]``, on the caller's threads inside a fit.
 
     For independent pieces of work whose NumPy, SciPy and BLAS calls release the GIL
     (the granular graphs): each call's BLAS stays on one thread (:func:`threads_for`
     does not widen inside a worker), so the threads do not oversubscribe the cores.
     The results come back in the items' order whatever the threads' timing.
+    ``threads`` caps the workers below the caller's (:func:`wide_threads`: the cores
+    other processes leave idle).
     """
     items = list(items)
-    workers = min(caller_threads(), len(items))
+    workers = min(caller_threads() if threads is None else min(threads, caller_threads()),
+                  len(items))
     if workers <= 1:
         return [function(item) for item in items]
 
