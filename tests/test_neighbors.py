@@ -236,6 +236,8 @@ def test_the_hnsw_shards_are_interleaved_and_every_point_is_searched_in_each():
     c = 3
     assert neighbors._hnsw_neighbors(Y, c).shape == (3000, c + 1)  # up to SHARDED_N: one
     with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(neighbors, "SHARDED_N", 3000)
+        assert neighbors._hnsw_neighbors(Y, c).shape == (3000, c + 1)
         patch.setattr(neighbors, "SHARDED_N", 2999)
         found = neighbors._hnsw_neighbors(Y, c)
     assert found.shape == (3000, 2 * (c + 1))
@@ -256,6 +258,19 @@ def test_the_hnsw_shards_are_interleaved_and_every_point_is_searched_in_each():
     best = neighbors.nearest_given(Y, found, c)
     truth = brute_knn(Y, c, rows)
     assert np.mean([len(set(best[i]) & set(t)) / c for i, t in zip(rows, truth)]) > 0.95
+
+
+def test_a_shard_of_fewer_points_than_asked_pads_with_minus_one(monkeypatch):
+    """Ten points in two shards of five, 7 candidates asked of each: a shard returns its
+    five points and two -1 (faiss's padding, kept as the padding of the merged lists)."""
+    pytest.importorskip("faiss")
+    monkeypatch.setattr(neighbors, "SHARDED_N", 5)
+    Y = np.random.default_rng(16).standard_normal((10, 2))
+    found = neighbors._hnsw_neighbors(Y, 6)
+    assert found.shape == (10, 14)
+    for shard, columns in ((0, slice(0, 7)), (1, slice(7, None))):
+        for row in found[:, columns]:
+            assert sorted(row.tolist()) == [-1, -1] + list(range(shard, 10, 2))
 
 
 def test_the_hnsw_index_is_built_quietly_on_one_thread_and_both_are_restored():
@@ -505,8 +520,9 @@ def test_the_hnsw_search_runs_on_the_wide_threads_and_finds_the_same(monkeypatch
 def test_the_hnsw_shards_are_built_side_by_side_each_on_one_thread(monkeypatch):
     """With two threads to widen to, the shards' indexes are built on two threads at
     once, each with one OpenMP thread (a new thread starts from the process's default,
-    not from the caller's setting), and the candidates are those of the shards built one
-    after the other: the graph does not depend on the threads."""
+    not from the caller's setting); with one (the caller allows two, but a core is busy
+    elsewhere), one after the other in the caller's thread; and the candidates are the
+    same: the graph does not depend on the threads."""
     import threading
 
     from causefs.numerics import threads as fit_threads_module
@@ -527,11 +543,12 @@ def test_the_hnsw_shards_are_built_side_by_side_each_on_one_thread(monkeypatch):
     monkeypatch.setattr(faiss, "IndexHNSWFlat", Spy)
     monkeypatch.setattr(neighbors, "SHARDED_N", 3999)
     found = {}
+    monkeypatch.setattr(fit_threads_module._THREADS, "caller", 2)
     for wide in (1, 2):
-        monkeypatch.setattr(fit_threads_module._THREADS, "caller", wide)
         monkeypatch.setattr(neighbors, "wide_threads", lambda wide=wide: wide)
         found[wide] = neighbors._hnsw_neighbors(Y, 5)
     assert [threads for _, threads in added] == [1] * 4
+    assert {ident for ident, _ in added[:2]} == {threading.get_ident()}
     assert len({ident for ident, _ in added[2:]}) == 2
     np.testing.assert_array_equal(found[1], found[2])
 
