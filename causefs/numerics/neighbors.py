@@ -309,6 +309,11 @@ SHARDED_N = 10_000
 HNSW_SHARDS = 2
 
 
+def hnsw_shards(n: int) -> int:
+    """The HNSW indexes a fresh search of n points builds (:data:`SHARDED_N`)."""
+    return 1 if n <= SHARDED_N else HNSW_SHARDS
+
+
 def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
     """Approximate kNN by an HNSW index (faiss) of the points, or beyond
     :data:`SHARDED_N` points by indexes of :data:`HNSW_SHARDS` interleaved shards; each
@@ -342,26 +347,25 @@ def _hnsw_neighbors(Y: np.ndarray, n_candidates: int) -> np.ndarray:
 
     n, dim = Y.shape
     data = np.ascontiguousarray(dense(Y.astype(np.float32)))  # CSR rows: 4 bytes a cell
-    count = 1 if n <= SHARDED_N else HNSW_SHARDS
-    shards = [np.arange(s, n, count) for s in range(count)]
+    count = hnsw_shards(n)
 
-    def build(rows):
+    def build(shard):
         # a thread's own OpenMP setting: a new thread starts from the process default
         faiss.omp_set_num_threads(1)
         index = faiss.IndexHNSWFlat(dim, 32)
         index.hnsw.efConstruction = 64
-        index.add(data[rows])
+        index.add(data[shard::count])  # rows shard, shard + count, ...
         return index
 
     outer = faiss.omp_get_max_threads()
     try:
-        indexes = parallel_map(build, shards, threads=wide_threads())
+        indexes = parallel_map(build, range(count), threads=wide_threads())
         faiss.omp_set_num_threads(wide_threads())
         found = []
-        for rows, index in zip(shards, indexes):
+        for shard, index in enumerate(indexes):
             index.hnsw.efSearch = max(64, 4 * n_candidates)
             _, local = index.search(data, n_candidates + 1)
-            found.append(np.where(local >= 0, rows[np.maximum(local, 0)], -1))
+            found.append(np.where(local >= 0, local * count + shard, -1))
     finally:
         faiss.omp_set_num_threads(outer)
     return np.hstack(found)
@@ -490,7 +494,7 @@ def nearest_candidates(Y: np.ndarray, n_candidates: int, algorithm: str,
         if n <= fresh_exact_limit(Y.shape[1]):
             return exact_neighbors(Y, n_candidates)
         seeds = _hnsw_neighbors(Y, n_candidates)
-        if n <= SHARDED_N:  # one index: a round of local join adds neighbours it missed
+        if hnsw_shards(n) == 1:  # one index: a round of local join adds neighbours it missed
             return _complete(Y, refine_neighbors(Y, seeds, n_candidates, rounds=1))
         return nearest_given(Y, seeds, n_candidates)
     if algorithm == "all":
