@@ -115,6 +115,50 @@ def test_refine_neighbors_is_the_local_join_round_after_round(monkeypatch, round
             for i, row in enumerate(seeds.tolist())], c)))  # one round by default
 
 
+def test_the_local_search_runs_its_blocks_on_the_wide_threads_and_finds_the_same(
+        monkeypatch):
+    """The blocks of rows of a local search are independent: with two threads to widen
+    to, two run at once (a barrier that fails unless they do); with one, in turn in the
+    caller's thread; the rows found are the same, to the column."""
+    import threading
+
+    from causefs.numerics import threads as fit_threads_module
+
+    rng = np.random.default_rng(21)
+    Y = rng.standard_normal((300, 3))
+    seeds = np.array([rng.choice(300, 8, replace=False) for _ in range(300)])
+    real = neighbors._nearest_of
+    both = threading.Barrier(2, timeout=30)
+    calls = []
+
+    def spy(*args):
+        calls.append(threading.get_ident())
+        if wide == 2 and len(calls) <= 2:
+            both.wait()  # the first two blocks are searched at once
+        return real(*args)
+
+    monkeypatch.setattr(neighbors, "_nearest_of", spy)
+    monkeypatch.setattr(neighbors, "CHUNK_ELEMENTS", 4 * 16 * 40)  # 40 rows a block
+    monkeypatch.setattr(fit_threads_module._THREADS, "caller", 2)
+    found = {}
+    for wide in (1, 2):
+        calls.clear()
+        monkeypatch.setattr(neighbors, "wide_threads", lambda wide=wide: wide)
+        found[wide] = (refine_neighbors(Y, seeds, 3, rounds=2), nearest_given(Y, seeds, 3))
+        # blocks of 80 rows for the 8 seeds a row, of 26 for a join's 24 candidates:
+        # the seeds, two joins, the given seeds
+        assert len(calls) == 4 + 2 * 12 + 4
+        assert (threading.get_ident() in calls) == (wide == 1)
+    for one, two in zip(found[1], found[2]):
+        np.testing.assert_array_equal(one, two)
+
+
+def test_a_local_search_of_no_points_finds_no_rows():
+    none, seeds = np.zeros((0, 3)), np.zeros((0, 5), dtype=np.int64)
+    for found in (refine_neighbors(none, seeds, 3), nearest_given(none, seeds, 3)):
+        assert found.shape == (0, 3) and found.dtype == np.int64
+
+
 def test_nearest_given_keeps_the_nearest_seeds_and_completes_short_rows(points):
     """Each row's c nearest among its seeds (itself, repeats and -1 dropped); a row
     left with fewer than c seeds gets its exact neighbours."""
