@@ -396,6 +396,41 @@ def test_the_candidate_table_is_the_union_of_the_searches_and_the_supports():
         == [sorted(int(i) for i in row if i >= 0) for row in cand]
 
 
+
+def test_the_candidate_table_keeps_stored_zeros_and_sums_repeated_entries():
+    """A graph's stored entries are its support, zeros included; an entry stored twice
+    in a column (a csc array as given, not summed) counts once in the table and its
+    values add, as in the graph's dense form. Columns of unequal lengths, a column
+    without entries, a row of the search all -1."""
+    n = 5
+    # column j stores (row, value): column 0 two entries, one a stored zero; column 1 a
+    # repeated row; column 2 nothing; columns 3 and 4 one each
+    stored = {0: [(3, 0.0), (1, 0.5)], 1: [(4, 0.25), (4, 0.5)], 2: [], 3: [(0, 1.0)],
+              4: [(2, 2.0)]}
+    indptr = np.cumsum([0] + [len(stored[j]) for j in range(n)])
+    graph = sp.csc_array((np.array([v for j in range(n) for _, v in stored[j]]),
+                          np.array([i for j in range(n) for i, _ in stored[j]]), indptr),
+                         shape=(n, n))
+    cand = np.array([[2, -1], [-1, -1], [0, 1], [4, 0], [3, 3]])
+    table, (values,) = candidate_table(cand, [graph])
+    expected = [[1, 2, 3], [4], [0, 1], [0, 4], [2, 3]]
+    assert table.shape == (n, 3)
+    for j in range(n):
+        assert [int(i) for i in table[j] if i >= 0] == expected[j]
+        dense_column = {i: 0.0 for i in expected[j]}
+        for i, v in stored[j]:
+            dense_column[i] += v
+        np.testing.assert_array_equal(values[j, :len(expected[j])],
+                                      [dense_column[i] for i in expected[j]])
+        assert (values[j, len(expected[j]):] == 0).all()
+    # nothing listed: a table of no columns; no points: no rows
+    table, (values,) = candidate_table(np.full((n, 2), -1), [sp.csc_array((n, n))])
+    assert table.shape == values.shape == (n, 0)
+    table, (values,) = candidate_table(np.zeros((0, 2), dtype=np.int64),
+                                       [sp.csc_array((0, 0))])
+    assert table.shape == values.shape == (0, 0)
+
+
 # ------------------------------------------------- neighbours given to a fit ----------
 
 def ring_graph(n, k, extra=()):

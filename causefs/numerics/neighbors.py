@@ -393,7 +393,6 @@ def refine_neighbors(Y: np.ndarray, seeds: np.ndarray, n_candidates: int,
     ndarray of int, shape (n, n_candidates)
         Each row's nearest found candidates other than itself (-1 where fewer exist).
     """
-    n = Y.shape[0]
     best = _nearest_in_blocks(Y, lambda rows: seeds[rows], n_candidates, seeds.shape[1])
     for _ in range(rounds):
         # neighbours and reverse neighbours (NN-descent's join): a point whose
@@ -527,35 +526,43 @@ def candidate_table(cand: np.ndarray, graphs: list) -> tuple[np.ndarray, list]:
 
     Returns the candidate indices (n, c') with -1 padding and, for every graph, its
     values at those candidates (0 where the graph has no entry).
+
+    Each point's row lists its candidates, then each graph's support of its column, and
+    is sorted on its own (rows of a few tens of entries: 0.55-0.8x the time of one sort
+    of all n c' pairs, the same table; docs/PERFORMANCE.md, "The local search on both
+    cores").
     """
     n, width = cand.shape
-    found = cand.ravel() >= 0  # -1 pads
-    cols = [np.repeat(np.arange(n), width)[found]]
-    rows = [cand.ravel()[found].astype(np.int64)]
-    for graph in graphs:
-        graph = sp.csc_array(graph)
-        cols.append(np.repeat(np.arange(n), np.diff(graph.indptr)))
-        rows.append(graph.indices.astype(np.int64))
-    sizes = [r.size for r in rows]
-    key = np.concatenate(cols) * n + np.concatenate(rows)
-    unique, inverse = np.unique(key, return_inverse=True)
-    values = []
-    offset = sizes[0]
-    for graph, size in zip(graphs, sizes[1:]):
-        chunk = np.zeros(key.size)
-        chunk[offset:offset + size] = sp.csc_array(graph).data
-        values.append(np.bincount(inverse, weights=chunk, minlength=unique.size))
-        offset += size
-    col, row = np.divmod(unique, n)
-    counts = np.bincount(col, minlength=n)
-    position = np.arange(unique.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    table = np.full((n, counts.max()), -1, dtype=np.int64)
-    table[col, position] = row
+    graphs = [sp.csc_array(graph) for graph in graphs]
+    lengths = [np.diff(graph.indptr) for graph in graphs]
+    offsets = np.cumsum([0, width] + [int(length.max(initial=0)) for length in lengths])
+    pad = n  # sorts after every index
+    keys = np.full((n, offsets[-1]), pad, dtype=np.int64)
+    keys[:, :width] = np.where(cand >= 0, cand, pad)
+    places = []  # each graph entry's place in the flat keys
+    for graph, length, offset in zip(graphs, lengths, offsets[1:]):
+        column = np.repeat(np.arange(n), length)
+        place = (column * keys.shape[1] + offset + np.arange(column.size)
+                 - np.repeat(graph.indptr[:-1], length))
+        keys.ravel()[place] = graph.indices
+        places.append(place)
+    order = np.argsort(keys, axis=1)  # any order of equal indices: they share a slot
+    ordered = np.take_along_axis(keys, order, axis=1)
+    first = ordered != pad  # the first of each run of equal indices
+    first[:, 1:] &= ordered[:, 1:] != ordered[:, :-1]
+    slot = np.cumsum(first, axis=1) - 1  # each sorted entry's column in the table
+    table = np.full((n, int(first.sum(axis=1).max(initial=0))), -1, dtype=np.int64)
+    listed = np.flatnonzero(first)
+    table.ravel()[listed // keys.shape[1] * table.shape[1] + slot.ravel()[listed]] = \
+        ordered.ravel()[listed]
+    slot_of = np.empty_like(slot)  # each entry's column in the table, in keys' order
+    np.put_along_axis(slot_of, order, slot, axis=1)
     aligned = []
-    for value in values:
-        out = np.zeros(table.shape)
-        out[col, position] = value
-        aligned.append(out)
+    for graph, place in zip(graphs, places):
+        # bincount sums a graph's repeated entries, as summing them into a dense matrix
+        target = place // keys.shape[1] * table.shape[1] + slot_of.ravel()[place]
+        aligned.append(np.bincount(target, weights=graph.data,
+                                   minlength=table.size).reshape(table.shape))
     return table, aligned
 
 
