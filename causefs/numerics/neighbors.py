@@ -528,9 +528,9 @@ def candidate_table(cand: np.ndarray, graphs: list) -> tuple[np.ndarray, list]:
     values at those candidates (0 where the graph has no entry).
 
     Each point's row lists its candidates, then each graph's support of its column, and
-    is sorted on its own (rows of a few tens of entries: 0.55-0.8x the time of one sort
-    of all n c' pairs, the same table; docs/PERFORMANCE.md, "The local search on both
-    cores").
+    is sorted on its own (rows of a few tens of entries: 0.66-0.73x the time of one sort
+    of all n c' pairs at 1797 to 100,000 points, the same table; docs/PERFORMANCE.md,
+    "The local search on both cores").
     """
     n, width = cand.shape
     graphs = [sp.csc_array(graph) for graph in graphs]
