@@ -230,7 +230,9 @@ def test_parallel_work_keeps_blas_on_one_thread_and_the_items_order():
         assert caller_threads() == 2
         results = parallel_map(inside, range(7))
     assert [item for item, _, _ in results] == list(range(7))
-    assert all(threads == 1 and blas <= {1} for _, threads, blas in results)
+    # the last items may widen their own parallel work onto a finished worker's thread
+    # (tests/test_threads.py), never BLAS
+    assert all(1 <= threads <= 2 and blas <= {1} for _, threads, blas in results)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -122,3 +122,110 @@ def test_parallel_work_runs_on_no_more_threads_than_it_is_given():
         assert len(used) == 2 and threading.get_ident() not in used
     with threadpool_limits(limits=1), fit_threads():
         assert set(parallel_map(alone, range(4), threads=2)) == {threading.get_ident()}
+
+
+def test_the_last_item_of_parallel_work_takes_the_threads_the_finished_ones_left():
+    """While items wait, every item has one thread; once none waits, a running item's
+    share of the map's threads grows as the others finish, and its own parallel work
+    spreads over it (the nested items meet at a barrier: they run at once); BLAS stays
+    on one thread inside a worker (its limits are the whole process's)."""
+    from threadpoolctl import threadpool_info
+
+    from causefs.numerics.threads import in_worker, threads_for
+
+    seen, last_done = {}, threading.Event()
+    both = threading.Barrier(2, timeout=10)
+
+    def nested(item):
+        both.wait()
+        return threading.get_ident()
+
+    def item(i):
+        seen[i, "start"] = caller_threads()
+        if i == 2:
+            last_done.set()
+        if i != 0:
+            return None
+        assert last_done.wait(10)
+        deadline = time.monotonic() + 10
+        while caller_threads() < 2 and time.monotonic() < deadline:
+            time.sleep(0.005)  # item 2's worker counts itself finished after returning
+        seen[0, "alone"] = caller_threads()
+        seen[0, "in_worker"] = in_worker()
+        with threads_for(1e15):
+            # the process-wide BLAS pools numpy and scipy call; an OpenMP-built BLAS
+            # (faiss's) keeps its threads per calling thread
+            seen[0, "blas"] = max(p["num_threads"] for p in threadpool_info()
+                                  if p["user_api"] == "blas"
+                                  and p.get("threading_layer") != "openmp")
+        return set(parallel_map(nested, range(2)))
+
+    # no core counts as busy elsewhere (a loaded machine would keep BLAS on one thread
+    # anyway, and so hide a widening)
+    with threadpool_limits(limits=2), fit_threads(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(threads_module, "busy_elsewhere", lambda: 0.0)
+        first, *_ = parallel_map(item, range(3))
+    # item 1 starts while item 2 waits, item 2 beside item 0 (item 0, pulled first,
+    # starts before item 1 but may count itself in after it)
+    assert seen[1, "start"] == seen[2, "start"] == 1
+    assert seen[0, "alone"] == 2 and len(first) == 2
+    assert seen[0, "blas"] == 1 and seen[0, "in_worker"] and not in_worker()
+
+
+def test_items_running_side_by_side_share_the_threads_out():
+    """No item waits, but the running items share the map's threads: two items on two
+    threads have one each; two on four, two each."""
+    both = threading.Barrier(2, timeout=10)
+
+    def share(item):
+        both.wait()  # both run: neither has finished
+        value = caller_threads()
+        both.wait()
+        return value
+
+    with threadpool_limits(limits=2), fit_threads():
+        assert parallel_map(share, range(2)) == [1, 1]
+    with threadpool_limits(limits=4), fit_threads():
+        assert parallel_map(share, range(2)) == [2, 2]
+
+
+def test_a_finished_item_leaves_the_running_ones_their_share_and_no_more():
+    """Three items on three threads: while the first has finished and two still run, the
+    two share the three threads, one each (3 // 2, never more than the map's three in
+    all); they watch their share for half a second after the first has returned."""
+    first_returned = threading.Event()
+    started = threading.Barrier(3, timeout=10)
+    both = threading.Barrier(2, timeout=10)
+
+    def item(i):
+        started.wait()  # all three run before the first returns
+        if i == 0:
+            first_returned.set()
+            return None
+        assert first_returned.wait(10)
+        shares = set()
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline:
+            shares.add(caller_threads())
+            time.sleep(0.005)
+        both.wait()  # neither finished while the other watched
+        return shares
+
+    with threadpool_limits(limits=3), fit_threads():
+        found = parallel_map(item, range(3))
+    assert found[1:] == [{1}, {1}]
+
+
+def test_an_item_has_one_thread_while_others_wait():
+    """The share of a map's threads is its own while an item waits, even before every
+    worker has started one (the first item must not widen before the second starts)."""
+    from causefs.numerics.threads import _Pool
+
+    pool = _Pool(threads=2, items=3)
+    pool.waiting, pool.running = 1, 1  # one started, one starting, one waiting
+    assert pool.share() == 1
+    pool.waiting, pool.running = 0, 1
+    assert pool.share() == 2
+    pool.waiting, pool.running = 0, 2
+    assert pool.share() == 1
+    assert _Pool(threads=3, items=2).share() == 1  # nothing started yet: all wait

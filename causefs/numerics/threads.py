@@ -46,8 +46,9 @@ class _Threads:
     def __init__(self):
         self._controller = None
         self.caller = None  # None outside a fit
-        # set in parallel_map's workers: threadpoolctl's limits are process-wide, so a
-        # worker widening BLAS would widen it under the other workers too
+        # set in parallel_map's workers (``pool``: the map the worker's item belongs
+        # to): threadpoolctl's limits are process-wide, so a worker widening BLAS would
+        # widen it under the other workers too
         self.worker = threading.local()
 
     @property
@@ -89,21 +90,23 @@ class _BusyElsewhere:
         self.read, self.clock = read, clock
         self.last = None  # (time, busy, own) of the last sample
         self.cores = None  # None until an interval has been measured
+        self.lock = threading.Lock()  # workers of parallel_map ask too
 
     def __call__(self) -> float | None:
-        now = self.clock()
-        if self.last is not None and now - self.last[0] < BUSY_INTERVAL:
+        with self.lock:
+            now = self.clock()
+            if self.last is not None and now - self.last[0] < BUSY_INTERVAL:
+                return self.cores
+            sample = self.read()
+            if sample is None:
+                return 0.0  # nothing to measure with: as before (the caller's threads)
+            if self.last is not None:
+                elapsed = now - self.last[0]
+                # the machine's busy time less this process's own (its threads included)
+                others = (sample[0] - self.last[1]) - (sample[1] - self.last[2])
+                self.cores = max(0.0, others / elapsed)
+            self.last = (now, *sample)
             return self.cores
-        sample = self.read()
-        if sample is None:
-            return 0.0  # nothing to measure with: as before (the caller's threads)
-        if self.last is not None:
-            elapsed = now - self.last[0]
-            # the machine's busy time less this process's own (its threads included)
-            others = (sample[0] - self.last[1]) - (sample[1] - self.last[2])
-            self.cores = max(0.0, others / elapsed)
-        self.last = (now, *sample)
-        return self.cores
 
 
 _BUSY = _BusyElsewhere()
@@ -130,11 +133,35 @@ def fit_threads():
         _THREADS.caller = outer
 
 
+class _Pool:
+    """What the workers of one :func:`parallel_map` share: the threads it was given and
+    how many of its items wait or run."""
+
+    def __init__(self, threads: int, items: int):
+        self.threads, self.waiting, self.running = threads, items, 0
+        self.lock = threading.Lock()
+
+    def share(self) -> int:
+        """The threads a running item of this map may work on: its own while items
+        wait; once none waits, its share of the map's threads, those of the workers
+        that finished included (they take no more, so the shares only grow)."""
+        with self.lock:
+            return 1 if self.waiting else max(1, self.threads // self.running)
+
+
+def in_worker() -> bool:
+    """Whether this thread runs an item of a :func:`parallel_map` on a worker thread."""
+    return getattr(_THREADS.worker, "pool", None) is not None
+
+
 def caller_threads() -> int:
-    """The threads the caller of the fit allows (1 outside a fit and inside a worker of
-    :func:`parallel_map`)."""
-    if getattr(_THREADS.worker, "active", False):
-        return 1
+    """The threads the caller of the fit allows (1 outside a fit); inside a worker of
+    :func:`parallel_map`, 1 while other items wait, then the item's share of the
+    map's threads (the last items of uneven work, e.g. a third granular graph on two
+    cores, spread their own parallel work over the cores the others left idle)."""
+    pool = getattr(_THREADS.worker, "pool", None)
+    if pool is not None:
+        return pool.share()
     return _THREADS.caller or 1
 
 
@@ -159,7 +186,8 @@ def threads_for(flops: float, wide_from: float | None = None):
     most of a fit's (:data:`PRODUCT_WIDE_FLOPS`).
     """
     threshold = WIDE_FLOPS if wide_from is None else wide_from
-    threads = 1 if flops < threshold else wide_threads()
+    # never in a worker: BLAS's limits are the process's, another worker's too
+    threads = 1 if flops < threshold or in_worker() else wide_threads()
     if threads <= 1:
         yield
         return
@@ -175,21 +203,30 @@ def parallel_map(function, items, threads: int | None = None) -> list:
     does not widen inside a worker), so the threads do not oversubscribe the cores.
     The results come back in the items' order whatever the threads' timing.
     ``threads`` caps the workers below the caller's (:func:`wide_threads`: the cores
-    other processes leave idle).
+    other processes leave idle). Once no item waits, a running item's own parallel
+    work (a nested ``parallel_map``, an HNSW search) may spread over the threads of the
+    workers that finished (:func:`caller_threads`): uneven items, such as a large
+    feature group's search beside a small one's, no longer leave a core idle at the end.
     """
     items = list(items)
-    workers = min(caller_threads() if threads is None else min(threads, caller_threads()),
-                  len(items))
+    allowed = caller_threads() if threads is None else min(threads, caller_threads())
+    workers = min(allowed, len(items))
     if workers <= 1:
         return [function(item) for item in items]
+    pool = _Pool(allowed, len(items))
 
     def work(item):
-        _THREADS.worker.active = True
+        with pool.lock:
+            pool.waiting -= 1
+            pool.running += 1
+        _THREADS.worker.pool = pool
         try:
             return function(item)
         finally:
-            _THREADS.worker.active = False
+            _THREADS.worker.pool = None
+            with pool.lock:
+                pool.running -= 1
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(work, items))
+    with ThreadPoolExecutor(max_workers=workers) as executor:
+        return list(executor.map(work, items))
 
