@@ -149,9 +149,15 @@ class _Pool:
             return 1 if self.waiting else max(1, self.threads // self.running)
 
 
+def _worker_pool():
+    """The :class:`_Pool` of the :func:`parallel_map` whose item this thread runs, or
+    None (not a worker)."""
+    return getattr(_THREADS.worker, "pool", None)
+
+
 def in_worker() -> bool:
     """Whether this thread runs an item of a :func:`parallel_map` on a worker thread."""
-    return getattr(_THREADS.worker, "pool", None) is not None
+    return _worker_pool() is not None
 
 
 def caller_threads() -> int:
@@ -159,7 +165,7 @@ def caller_threads() -> int:
     :func:`parallel_map`, 1 while other items wait, then the item's share of the
     map's threads (the last items of uneven work, e.g. a third granular graph on two
     cores, spread their own parallel work over the cores the others left idle)."""
-    pool = getattr(_THREADS.worker, "pool", None)
+    pool = _worker_pool()
     if pool is not None:
         return pool.share()
     return _THREADS.caller or 1
