@@ -393,7 +393,7 @@ def refine_neighbors(Y: np.ndarray, seeds: np.ndarray, n_candidates: int,
     ndarray of int, shape (n, n_candidates)
         Each row's nearest found candidates other than itself (-1 where fewer exist).
     """
-    best = _nearest_in_blocks(Y, lambda rows: seeds[rows], n_candidates, seeds.shape[1])
+    best = _nearest_seeds(Y, seeds, n_candidates)
     for _ in range(rounds):
         # neighbours and reverse neighbours (NN-descent's join): a point whose
         # neighbourhood moved away is still listed by the points that moved towards it
@@ -426,11 +426,15 @@ def _nearest_in_blocks(Y: np.ndarray, candidates_of, n_candidates: int,
     return np.vstack(blocks) if blocks else np.empty((0, n_candidates), dtype=np.int64)
 
 
+def _nearest_seeds(Y: np.ndarray, seeds: np.ndarray, n_candidates: int) -> np.ndarray:
+    """Each row's ``n_candidates`` nearest among its own ``seeds`` (n, s) (-1 pads)."""
+    return _nearest_in_blocks(Y, lambda rows: seeds[rows], n_candidates, seeds.shape[1])
+
+
 def nearest_given(Y: np.ndarray, seeds: np.ndarray, n_candidates: int) -> np.ndarray:
     """Each row's ``n_candidates`` nearest among its given ``seeds`` (n, s) (-1 pads),
     rows left short completed by an exact search."""
-    return _complete(Y, _nearest_in_blocks(Y, lambda rows: seeds[rows], n_candidates,
-                                           seeds.shape[1]))
+    return _complete(Y, _nearest_seeds(Y, seeds, n_candidates))
 
 
 def _complete(Y: np.ndarray, cand: np.ndarray) -> np.ndarray:
