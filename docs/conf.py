@@ -55,7 +55,8 @@ myst_substitutions = {
     "FRESH_EXACT_MAX": f"{neighbors.FRESH_EXACT_MAX:,}",
     "FRESH_EXACT_DIMS": f"{neighbors.FRESH_EXACT_DIMS:,}", "EXACT_N": f"{neighbors.EXACT_N:,}",
     "TREE_N": f"{neighbors.TREE_N:,}", "TREE_DIMS": str(neighbors.TREE_DIMS),
-    "SHARDED_N": f"{neighbors.SHARDED_N:,}",
+    "SHARDED_N": f"{neighbors.SHARDED_N:,}", "LOW_DIMS": str(neighbors.LOW_DIMS),
+    "ROW_SPACE_DIMS": str(neighbors.ROW_SPACE_DIMS),
     "TREATMENT_BUDGET": f"{treatments.TREATMENT_BUDGET:.0e}".replace("e+0", "e"),
     "MIN_TREATMENTS": str(treatments.MIN_TREATMENTS),
 }

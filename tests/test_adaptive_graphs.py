@@ -279,8 +279,85 @@ def test_the_search_is_resolved_for_the_points_dimension(monkeypatch):
     resolve = module.resolve_algorithm
     monkeypatch.setattr(module, "resolve_algorithm",
                         lambda *args: asked.append(args) or resolve(*args))
-    adaptive_graph(np.zeros((9, 3)) + np.arange(9)[:, None], 2)
+    adaptive_graph(np.random.default_rng(0).normal(size=(9, 3)), 2)
     assert asked == [("auto", 9, 3)]
+
+
+def low_rank_points(n=40, dims=10, rank=3, seed=0):
+    """n points in ``dims`` columns spanning ``rank`` of them, as a group embedding
+    ``X_m W_m`` of ``rank`` features and ``dims`` clusters does."""
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, rank)) @ rng.normal(size=(rank, dims))
+
+
+def test_row_space_keeps_the_distances_in_as_many_columns_as_the_rank():
+    from scipy.spatial.distance import pdist
+
+    from causefs.numerics.neighbors import ROW_SPACE_DIMS, row_space
+
+    Y = low_rank_points()
+    reduced = row_space(Y)
+    assert reduced.shape == (40, 3)
+    np.testing.assert_allclose(pdist(reduced), pdist(Y), rtol=1e-10)
+    full = np.random.default_rng(1).normal(size=(40, 10))
+    wide = low_rank_points(dims=ROW_SPACE_DIMS + 1)
+    for kept in (full, wide, np.zeros((40, 10)), low_rank_points(dims=1, rank=1)):
+        assert row_space(kept) is kept  # full rank, too wide, no rank, one column
+
+
+def test_row_space_counts_the_directions_above_p_eps_times_the_largest():
+    from causefs.numerics.neighbors import ROW_SPACE_DIMS, row_space
+
+    # Y'Y = diag(1, 1e-4, 2^-50, 1.024e-17), its eigenvalues exactly; for p = 4 the
+    # bound 4 eps is 2^-50: the direction at the bound and the one below it are dropped
+    Y = np.zeros((6, 4))
+    Y[0, 0], Y[1, 1], Y[2, 2], Y[3, 3] = 1.0, 1e-2, 2.0**-25, 3.2e-9
+    assert row_space(Y).shape == (6, 2)
+    # from two columns, and up to ROW_SPACE_DIMS of them
+    two = np.random.default_rng(3).normal(size=(20, 1)) * [1.0, 2.0]
+    assert row_space(two).shape == (20, 1)
+    assert row_space(low_rank_points(dims=ROW_SPACE_DIMS)).shape == (40, 3)
+
+
+@pytest.mark.parametrize("algorithm", ["auto", "exact", "kd_tree"])
+def test_points_of_lower_rank_give_the_closed_form_searched_in_their_rank(algorithm,
+                                                                          monkeypatch):
+    import causefs.numerics.adaptive_graphs as module
+
+    asked = []
+    resolve = module.resolve_algorithm
+    monkeypatch.setattr(module, "resolve_algorithm",
+                        lambda *args: asked.append(args) or resolve(*args))
+    Y = low_rank_points(n=30)
+    prior = 0.4 * random_graph(np.random.default_rng(2), 30, 3)
+    graph, gamma = adaptive_graph(Y, 4, prior, algorithm)
+    S, expected_gamma = closed_form(Y, 4, prior)
+    np.testing.assert_allclose(graph.toarray(), S, atol=1e-10)
+    np.testing.assert_allclose(gamma, expected_gamma, rtol=1e-10)
+    assert asked == [(algorithm, 30, 3)]  # searched in the 3 dimensions the points span
+
+
+def test_boolean_points_of_lower_rank_are_searched_as_numbers():
+    # a repeated 0-1 column: rank 2 of 3 columns, found from the numbers' Gram (the
+    # logical one, any(a & b), would call every pair of columns equal and keep one)
+    rng = np.random.default_rng(4)
+    a, b = rng.random((2, 30)) < 0.5
+    Y = np.column_stack([a, a, b])
+    graph, gamma = adaptive_graph(Y, 3, algorithm="exact")
+    S, expected_gamma = closed_form(Y.astype(float), 3)
+    np.testing.assert_allclose(graph.toarray(), S, atol=1e-10)
+    np.testing.assert_allclose(gamma, expected_gamma, rtol=1e-10)
+
+
+def test_the_dense_reference_keeps_the_points_as_given(monkeypatch):
+    import causefs.numerics.adaptive_graphs as module
+
+    asked = []
+    resolve = module.resolve_algorithm
+    monkeypatch.setattr(module, "resolve_algorithm",
+                        lambda *args: asked.append(args) or resolve(*args))
+    adaptive_graph(low_rank_points(n=12), 2, algorithm="all")
+    assert asked == [("all", 12, 10)]
 
 
 def wide_sparse_rows(n=80, d=3000, seed=0):

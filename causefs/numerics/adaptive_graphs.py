@@ -23,6 +23,7 @@ from .neighbors import (
     nearest_candidates,
     nearest_given,
     resolve_algorithm,
+    row_space,
     search_points,
 )
 from .simplex import project_simplex
@@ -139,7 +140,10 @@ def adaptive_graph(Y, k: int, prior=None, algorithm: str = "auto",
         Points; ``tau_ij = 1/2 ||Y_i - Y_j||^2 - prior_ij``. The exact search and given
         seeds take their rows sparse where that costs less
         (:func:`~causefs.numerics.neighbors.search_points`: sparse data, or dense data
-        with few non-zeros); the other searches take them dense.
+        with few non-zeros); the other searches take them dense. Dense points of lower
+        rank than their columns are searched, and their distances taken, in the
+        coordinates of their row space (:func:`~causefs.numerics.neighbors.row_space`;
+        not by ``"all"``, the paper-literal reference).
     k : int
         Neighbours per column, ``1 <= k <= n - 2``.
     prior : sparse (n, n) with non-negative entries, optional
@@ -172,6 +176,9 @@ def adaptive_graph(Y, k: int, prior=None, algorithm: str = "auto",
             f"n_neighbors={k} needs 1 <= n_neighbors <= n_samples - 2 = {n - 2} "
             "(the closed form uses the (k+1)-th neighbour of every sample)"
         )
+    if algorithm != "all" and not sp.issparse(Y):
+        # the same distances in fewer dimensions: a cheaper search, exact by the tree
+        Y = row_space(np.asarray(Y, dtype=float))
     algorithm = resolve_algorithm(algorithm, n, Y.shape[1])
     # given seeds are completed by the exact search
     Y = search_points(Y, "exact" if seeds is not None else algorithm)
