@@ -272,13 +272,19 @@ def test_the_previous_value_decides_at_its_bound(old_gamma, kept):
     np.testing.assert_allclose(graph.toarray()[[1, 2], 0], [0.5, 0.5])
 
 
-def test_the_search_is_resolved_for_the_points_dimension(monkeypatch):
+@pytest.fixture
+def asked(monkeypatch):
+    """The arguments every ``resolve_algorithm`` call of ``adaptive_graph`` gets."""
     import causefs.numerics.adaptive_graphs as module
 
-    asked = []
+    calls = []
     resolve = module.resolve_algorithm
     monkeypatch.setattr(module, "resolve_algorithm",
-                        lambda *args: asked.append(args) or resolve(*args))
+                        lambda *args: calls.append(args) or resolve(*args))
+    return calls
+
+
+def test_the_search_is_resolved_for_the_points_dimension(asked):
     adaptive_graph(np.random.default_rng(0).normal(size=(9, 3)), 2)
     assert asked == [("auto", 9, 3)]
 
@@ -321,13 +327,7 @@ def test_row_space_counts_the_directions_above_p_eps_times_the_largest():
 
 @pytest.mark.parametrize("algorithm", ["auto", "exact", "kd_tree"])
 def test_points_of_lower_rank_give_the_closed_form_searched_in_their_rank(algorithm,
-                                                                          monkeypatch):
-    import causefs.numerics.adaptive_graphs as module
-
-    asked = []
-    resolve = module.resolve_algorithm
-    monkeypatch.setattr(module, "resolve_algorithm",
-                        lambda *args: asked.append(args) or resolve(*args))
+                                                                          asked):
     Y = low_rank_points(n=30)
     prior = 0.4 * random_graph(np.random.default_rng(2), 30, 3)
     graph, gamma = adaptive_graph(Y, 4, prior, algorithm)
@@ -349,13 +349,7 @@ def test_boolean_points_of_lower_rank_are_searched_as_numbers():
     np.testing.assert_allclose(gamma, expected_gamma, rtol=1e-10)
 
 
-def test_the_dense_reference_keeps_the_points_as_given(monkeypatch):
-    import causefs.numerics.adaptive_graphs as module
-
-    asked = []
-    resolve = module.resolve_algorithm
-    monkeypatch.setattr(module, "resolve_algorithm",
-                        lambda *args: asked.append(args) or resolve(*args))
+def test_the_dense_reference_keeps_the_points_as_given(asked):
     adaptive_graph(low_rank_points(n=12), 2, algorithm="all")
     assert asked == [("all", 12, 10)]
 
