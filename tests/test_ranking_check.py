@@ -1,0 +1,47 @@
+"""The rankings of benchmarks/ranking_check.py: the group quota's places, worked by hand,
+and the stored means it compares with, read off the development table's ACC cells."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import ranking_check  # noqa: E402
+
+SCORES = np.array([5.0, 4.0, 3.0, 2.0, 1.0, 0.5, 0.1, 0.0])
+GROUPS = np.array([0, 0, 0, 1, 1, 2, 2, -1])  # masses 12, 3 and 0.6 of 15.6
+
+
+@pytest.mark.parametrize("k, expected", [
+    # 3 x (12, 3, 0.6) / 15.6 = 2.31, 0.58, 0.12: floors 2, 0, 0, the last place to group 1
+    (3, [0, 1, 3]),
+    # 5 x ... = 3.85, 0.96, 0.19: group 0 full at 3, groups 1 and 2 one place each
+    (5, [0, 1, 2, 3, 5]),
+    # more places than grouped features: every grouped feature, never the ungrouped one
+    (8, [0, 1, 2, 3, 4, 5, 6]),
+])
+def test_the_group_quota_shares_the_places_by_the_groups_scores(k, expected):
+    assert ranking_check.group_quota(SCORES, GROUPS, k).tolist() == expected
+
+
+def test_without_scores_the_places_are_shared_by_the_groups_sizes():
+    # 4 x (3, 2, 2) / 7 = 1.71, 1.14, 1.14: floors 1, 1, 1, the last place to group 0
+    chosen = ranking_check.group_quota(np.zeros(8), GROUPS, 4)
+    assert sorted(chosen.tolist()) == [0, 1, 3, 5]
+
+
+def test_the_stored_means_are_read_off_the_acc_table_of_the_development_benchmark(tmp_path):
+    page = tmp_path / "RESULTS.md"
+    page.write_text("\n".join([
+        "text", ranking_check.dev_benchmark.BEGIN, "### ACC (%) at 20 features (k-means x 20)",
+        "", "| method | lsvt | jaffe | mean rank | wins over random |", "|---|---|---|---|---|",
+        "| Random | 58.4 ± 0.8 | 75.3 | 6.85 | 13 |",
+        "| NDFS | 53.2 ± 2.5 | **90.2 ± 2.5** | 5.31 | 10 |",
+        "", "### NMI (%) at 20 features (k-means x 20)", "",
+        "| method | lsvt | jaffe | mean rank | wins over random |", "|---|---|---|---|---|",
+        "| Random | 5.4 | 80.4 | 6.46 | 13 |", ranking_check.dev_benchmark.END]))
+    assert ranking_check.stored_means(page) == {"Random": {"lsvt": 58.4, "jaffe": 75.3},
+                                                "NDFS": {"lsvt": 53.2, "jaffe": 90.2}}
