@@ -104,10 +104,10 @@ def group_quota(scores: np.ndarray, groups: np.ndarray, k: int) -> np.ndarray:
     return chosen[np.argsort(-scores[chosen], kind="stable")]
 
 
-def rankings(X, n_clusters: int, seed: int, preprocessing: str) -> dict:
-    """The top ``K`` of one default fit under every rule."""
+def rankings(X, n_clusters: int, seed: int, options: dict) -> dict:
+    """The top ``K`` of one fit (the default but for ``options``) under every rule."""
     fitted = CauseFS(n_clusters=n_clusters, n_features_to_select=K, random_state=seed,
-                     preprocessing=preprocessing).fit(X)
+                     **options).fit(X)
     norms = fitted.scores_
     return {
         "norm": np.argsort(-norms, kind="stable")[:K],
@@ -116,12 +116,12 @@ def rankings(X, n_clusters: int, seed: int, preprocessing: str) -> dict:
     }
 
 
-def job(path: Path, X, y, seed: int, preprocessing: str) -> dict:
+def job(path: Path, X, y, seed: int, options: dict) -> dict:
     if path.exists():
         return json.loads(path.read_text())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a fit that reaches max_iter is measured anyway
-        tops = rankings(X, int(np.unique(y).size), seed, preprocessing)
+        tops = rankings(X, int(np.unique(y).size), seed, options)
     result = {}
     for name, top in tops.items():
         s = kmeans_scores(X[:, top], y, n_runs=dev_benchmark.N_RUNS)
@@ -150,10 +150,11 @@ def _scaled(X, y):
     return scale_features(X, "minmax"), y
 
 
-def run(out: Path, preprocessing: str) -> None:
+def run(out: Path, options: dict) -> None:
+    """Every case's job into ``out``, its fits ``CauseFS(..., **options)``."""
     out.mkdir(parents=True, exist_ok=True)
     for key, loader, seed in cases():
-        result = job(out / f"{key}.json", *loader(), seed=seed, preprocessing=preprocessing)
+        result = job(out / f"{key}.json", *loader(), seed=seed, options=options)
         print(key, {k: round(v["acc"], 1) for k, v in result.items()}, flush=True)
 
 
@@ -214,7 +215,7 @@ def main(argv=None) -> int:
     parser.add_argument("--report", action="store_true", help="print the tables only")
     args = parser.parse_args(argv)
     if not args.report:
-        run(args.out, args.preprocessing)
+        run(args.out, {"preprocessing": args.preprocessing})
     report(args.out, args.results)
     return 0
 

@@ -1,5 +1,6 @@
-"""The rankings of benchmarks/ranking_check.py: the group quota's places, worked by hand,
-and the stored means it compares with, read off the development table's ACC cells."""
+"""The rankings of benchmarks/ranking_check.py (the group quota's places, worked by hand;
+the stored means it compares with, read off the development table's ACC cells) and the
+rule of benchmarks/default_settings_check.py, each of whose parts can fail alone."""
 
 import sys
 from pathlib import Path
@@ -45,3 +46,41 @@ def test_the_stored_means_are_read_off_the_acc_table_of_the_development_benchmar
         "| Random | 5.4 | 80.4 | 6.46 | 13 |", ranking_check.dev_benchmark.END]))
     assert ranking_check.stored_means(page) == {"Random": {"lsvt": 58.4, "jaffe": 75.3},
                                                 "NDFS": {"lsvt": 53.2, "jaffe": 90.2}}
+
+
+def _summary(shift=0.0, **cells):
+    import dev_benchmark
+
+    base = {d: 50.0 for d in dev_benchmark.DATASETS}
+    base.update(cells)
+    base = {d: v + shift for d, v in base.items()}
+    return {"cells": base, "mean": float(np.mean(list(base.values()))), "above_random": 10,
+            "above_best": 2, "wide": {"jaffe_up__0": 80.0 + shift}, "blocks": 50.0 + shift}
+
+
+def test_a_candidate_better_everywhere_passes_every_part_of_the_default_rule():
+    import default_settings_check
+
+    parts = default_settings_check.verdict(_summary(1.5), _summary())
+    assert all(parts.values())
+
+
+def _changed(summary, **parts):
+    return {**summary, **parts}
+
+
+@pytest.mark.parametrize("candidate, failed", [
+    (_summary(0.9), "(a)"),  # higher everywhere, but by less than a point
+    # over a point higher on average, but below the default on 5 of 13
+    (_summary(**{d: 50.0 + (5.0 if i < 8 else -0.1) for i, d in enumerate(
+        ranking_check.dev_benchmark.DATASETS)}), "(b)"),
+    (_changed(_summary(1.5), above_best=1), "(c)"),
+    (_summary(3.0, jaffe=44.0), "(d)"),  # JAFFE 3 points lower than the default's 50
+    (_changed(_summary(1.5), wide={"jaffe_up__0": 77.9}), "(e)"),
+    (_changed(_summary(1.5), blocks=48.9), "(e)"),
+])
+def test_each_part_of_the_default_rule_can_fail_alone(candidate, failed):
+    import default_settings_check
+
+    parts = default_settings_check.verdict(candidate, _summary())
+    assert [part[:3] for part, passed in parts.items() if not passed] == [failed]
