@@ -50,17 +50,37 @@ def test_the_laplacian_matrix_and_product_follow_the_definition():
     np.testing.assert_allclose(laplacian_matmul(A, Y), dense_laplacian(A) @ Y, atol=1e-14)
 
 
+FORMATS = [sp.csc_array, sp.csr_array, sp.coo_array, sp.csr_matrix, sp.lil_array]
+
+
 @pytest.mark.parametrize("chunk", [2**21, 7, 1])
-def test_the_quadratic_form_is_the_pairwise_sum_in_any_chunks(monkeypatch, chunk):
+@pytest.mark.parametrize("sparse_format", FORMATS)
+def test_the_quadratic_form_is_the_pairwise_sum_in_any_chunks(monkeypatch, chunk,
+                                                              sparse_format):
     # CHUNK_ELEMENTS bounds the (entries x columns) temporary; 7 elements of 3 columns
-    # is 2 entries a chunk, 1 is one entry a chunk (the max(1, ...) floor)
+    # is 2 entries a chunk, 1 is one entry a chunk (the max(1, ...) floor). Every sparse
+    # format gives the same sum (the compressed ones are read as they are)
     monkeypatch.setattr(laplacian, "CHUNK_ELEMENTS", chunk)
-    A = graph()
+    A = sparse_format(graph())
     Y = np.random.default_rng(2).normal(size=(12, 3))
-    expected = pairwise_form(A, Y)
-    assert expected == pytest.approx(np.trace(Y.T @ dense_laplacian(A) @ Y))
+    expected = pairwise_form(sp.csc_array(A), Y)
+    assert expected == pytest.approx(np.trace(Y.T @ dense_laplacian(sp.csc_array(A)) @ Y))
     assert laplacian_quadratic(A, Y) == pytest.approx(expected, rel=1e-12)
     assert laplacian_quadratic(A, Y[:, :0]) == 0.0  # no columns: nothing to sum
+
+
+@pytest.mark.parametrize("sparse_format", [sp.csc_array, sp.csr_array, sp.csr_matrix])
+def test_a_compressed_graph_is_summed_as_it_is_without_a_conversion(monkeypatch,
+                                                                   sparse_format):
+    # a conversion's checks cost more than the sum on the small graphs of a fit
+    A = sparse_format(graph(seed=4))
+
+    def no_conversion(*args, **kwargs):
+        raise AssertionError("converted")
+
+    monkeypatch.setattr(laplacian.sp, "coo_array", no_conversion)
+    Y = np.random.default_rng(5).normal(size=(12, 2))
+    assert laplacian_quadratic(A, Y) == pytest.approx(pairwise_form(A, Y), rel=1e-12)
 
 
 def test_column_norms_are_the_dense_columns_norms():
