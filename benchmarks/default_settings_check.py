@@ -29,11 +29,8 @@ mean no lower by more than 1 point.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-
-import numpy as np
 
 import dev_benchmark
 import ranking_check
@@ -49,29 +46,6 @@ CANDIDATES = {
     "n_neighbors=10": {"n_neighbors": 10},
 }
 SHARED = ("jaffe", "umist", "coil20", "usps")
-STRONG = ("variance", "LapScore", "MCFS", "NDFS", "FSDK")
-
-
-def acc(folder: Path, key: str) -> float:
-    """ACC of the top 20 by ``||W_f||``: a dataset's mean over its four resamples, or
-    one case's."""
-    paths = sorted(folder.glob(f"{key}__*.json")) if key in dev_benchmark.DATASETS \
-        else [folder / f"{key}.json"]
-    return float(np.mean([json.loads(p.read_text())["norm"]["acc"] for p in paths]))
-
-
-def summary(folder: Path, stored: dict) -> dict:
-    cells = {name: acc(folder, name) for name in dev_benchmark.DATASETS}
-    return {
-        "cells": cells,
-        "mean": float(np.mean(list(cells.values()))),
-        "above_random": sum(cells[d] >= stored["Random"][d] for d in cells),
-        "above_best": sum(cells[d] >= max(stored[s][d] for s in STRONG) for d in cells),
-        "wide": {f"{c}__{s}": acc(folder, f"wide_{c}__{s}") for c in ranking_check.WIDE
-                 for s in (0, 1)},
-        "blocks": float(np.mean([acc(folder, f"blocks_{b}__{s}")
-                                 for b in ranking_check.BLOCK_NOISES for s in range(3)])),
-    }
 
 
 def verdict(candidate: dict, default: dict) -> dict:
@@ -94,7 +68,7 @@ def verdict(candidate: dict, default: dict) -> dict:
 
 def report(out: Path, results_md: Path) -> None:
     stored = ranking_check.stored_means(results_md)
-    found = {name: summary(out / name, stored) for name in CANDIDATES}
+    found = {name: ranking_check.summary(out / name, stored, "norm") for name in CANDIDATES}
     names = list(found)
     print("| dataset | " + " | ".join(names) + " |")
     print("|---|" + "---|" * len(names))

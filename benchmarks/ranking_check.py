@@ -54,10 +54,10 @@ import numpy as np
 
 from causefs import CauseFS
 from causefs.app.metrics import kmeans_scores
-from causefs.app.store import write_json_atomic
 from causefs.numerics.scaling import scale_features
 
 import dev_benchmark
+from bench_scale import stored_result
 from feature_groups_sampled import CASES
 from redundancy_check import make_blocks
 
@@ -65,6 +65,9 @@ ROOT = Path(__file__).resolve().parents[1]
 K = dev_benchmark.DEFAULT_RHO
 WIDE = ("jaffe_up", "genes")
 BLOCK_NOISES = (0.1, 0.3)
+RANKINGS = ("norm", "contribution", "group_quota")
+#: the selectors whose best a dataset's cell is compared with (their names in RESULTS.md)
+STRONG = ("variance", "LapScore", "MCFS", "NDFS", "FSDK")
 
 
 def group_quota(scores: np.ndarray, groups: np.ndarray, k: int) -> np.ndarray:
@@ -116,9 +119,8 @@ def rankings(X, n_clusters: int, seed: int, options: dict) -> dict:
     }
 
 
-def job(path: Path, X, y, seed: int, options: dict) -> dict:
-    if path.exists():
-        return json.loads(path.read_text())
+def scored(X, y, seed: int, options: dict) -> dict:
+    """Every ranking's top ``K`` of one fit, with its k-means ACC and NMI in %."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a fit that reaches max_iter is measured anyway
         tops = rankings(X, int(np.unique(y).size), seed, options)
@@ -127,7 +129,6 @@ def job(path: Path, X, y, seed: int, options: dict) -> dict:
         s = kmeans_scores(X[:, top], y, n_runs=dev_benchmark.N_RUNS)
         result[name] = {"top": top.tolist(), "acc": 100 * s["acc_mean"],
                         "nmi": 100 * s["nmi_mean"]}
-    write_json_atomic(path, result)
     return result
 
 
@@ -154,8 +155,9 @@ def run(out: Path, options: dict) -> None:
     """Every case's job into ``out``, its fits ``CauseFS(..., **options)``."""
     out.mkdir(parents=True, exist_ok=True)
     for key, loader, seed in cases():
-        result = job(out / f"{key}.json", *loader(), seed=seed, options=options)
-        print(key, {k: round(v["acc"], 1) for k, v in result.items()}, flush=True)
+        result = stored_result(out / f"{key}.json",
+                               lambda: scored(*loader(), seed=seed, options=options))
+        print(key, {k: round(result[k]["acc"], 1) for k in RANKINGS}, flush=True)
 
 
 def stored_means(results_md: Path) -> dict:
@@ -173,35 +175,48 @@ def stored_means(results_md: Path) -> dict:
     return rows
 
 
+def acc(folder: Path, key: str, ranking: str) -> float:
+    """ACC of ``ranking``'s top 20: a dataset's mean over its four resamples, or one
+    case's."""
+    paths = sorted(folder.glob(f"{key}__*.json")) if key in dev_benchmark.DATASETS \
+        else [folder / f"{key}.json"]
+    return float(np.mean([json.loads(p.read_text())[ranking]["acc"] for p in paths]))
+
+
+def summary(folder: Path, stored: dict, ranking: str) -> dict:
+    """``ranking``'s cells on the 13 datasets, their mean, the datasets at or above
+    random features and the best strong selector (``stored``: :func:`stored_means`),
+    its wide stand-ins and its correlated-block mean."""
+    cells = {name: acc(folder, name, ranking) for name in dev_benchmark.DATASETS}
+    return {
+        "cells": cells,
+        "mean": float(np.mean(list(cells.values()))),
+        "above_random": sum(cells[d] >= stored["Random"][d] for d in cells),
+        "above_best": sum(cells[d] >= max(stored[s][d] for s in STRONG) for d in cells),
+        "wide": {f"{c}__{s}": acc(folder, f"wide_{c}__{s}", ranking) for c in WIDE
+                 for s in (0, 1)},
+        "blocks": float(np.mean([acc(folder, f"blocks_{b}__{s}", ranking)
+                                 for b in BLOCK_NOISES for s in range(3)])),
+    }
+
+
 def report(out: Path, results_md: Path) -> None:
-    names = ("norm", "contribution", "group_quota")
     stored = stored_means(results_md)
-    strong = ("variance", "LapScore", "MCFS", "NDFS", "FSDK")
-    print("| dataset | " + " | ".join(names) + " | random | best strong |")
-    print("|---|" + "---|" * (len(names) + 2))
-    means = {n: [] for n in names}
-    above_random = {n: 0 for n in names}
-    above_best = {n: 0 for n in names}
-    for dataset in dev_benchmark.DATASETS:
-        found = [json.loads(p.read_text()) for p in sorted(out.glob(f"{dataset}__*.json"))]
-        if len(found) < 4:
-            continue
-        cell = {n: np.mean([f[n]["acc"] for f in found]) for n in names}
-        random_, best = stored["Random"][dataset], max(stored[s][dataset] for s in strong)
-        for n in names:
-            means[n].append(cell[n])
-            above_random[n] += cell[n] >= random_
-            above_best[n] += cell[n] >= best
-        print(f"| {dataset} | " + " | ".join(f"{cell[n]:.1f}" for n in names)
-              + f" | {random_:.1f} | {best:.1f} |")
-    print(f"\n{len(means['norm'])} datasets: " + "; ".join(
-        f"{n} mean {np.mean(means[n]):.2f}, >= random {above_random[n]}, "
-        f">= best strong {above_best[n]}" for n in names))
-    for prefix in ("wide_", "blocks_"):
-        for path in sorted(out.glob(f"{prefix}*.json")):
-            found = json.loads(path.read_text())
-            print(f"| {path.stem} | " + " | ".join(f"{found[n]['acc']:.1f}" for n in names)
-                  + " |")
+    found = {name: summary(out, stored, name) for name in RANKINGS}
+    print("| dataset | " + " | ".join(RANKINGS) + " | random | best strong |")
+    print("|---|" + "---|" * (len(RANKINGS) + 2))
+    for d in dev_benchmark.DATASETS:
+        best = max(stored[s][d] for s in STRONG)
+        print(f"| {d} | " + " | ".join(f"{found[n]['cells'][d]:.1f}" for n in RANKINGS)
+              + f" | {stored['Random'][d]:.1f} | {best:.1f} |")
+    print(f"\n{len(dev_benchmark.DATASETS)} datasets: " + "; ".join(
+        f"{n} mean {found[n]['mean']:.2f}, >= random {found[n]['above_random']}, "
+        f">= best strong {found[n]['above_best']}" for n in RANKINGS))
+    for case in found["norm"]["wide"]:
+        print(f"| wide_{case} | " + " | ".join(f"{found[n]['wide'][case]:.1f}"
+                                                for n in RANKINGS) + " |")
+    print("| correlated blocks (mean of 6) | " + " | ".join(
+        f"{found[n]['blocks']:.2f}" for n in RANKINGS) + " |")
 
 
 def main(argv=None) -> int:

@@ -84,3 +84,30 @@ def test_each_part_of_the_default_rule_can_fail_alone(candidate, failed):
 
     parts = default_settings_check.verdict(candidate, _summary())
     assert [part[:3] for part, passed in parts.items() if not passed] == [failed]
+
+
+def test_a_summary_is_the_mean_over_the_resamples_against_the_stored_means(tmp_path):
+    import json
+
+    datasets = ranking_check.dev_benchmark.DATASETS
+    for i, d in enumerate(datasets):  # resamples 40 + i and 44 + i: a mean of 42 + i
+        for number, value in enumerate([40.0, 44.0, 40.0, 44.0]):
+            (tmp_path / f"{d}__{number}.json").write_text(
+                json.dumps({"norm": {"acc": value + i}}))
+    for case in [f"wide_{c}__{s}" for c in ranking_check.WIDE for s in (0, 1)]:
+        (tmp_path / f"{case}.json").write_text(json.dumps({"norm": {"acc": 80.0}}))
+    for b in ranking_check.BLOCK_NOISES:
+        for s in range(3):
+            (tmp_path / f"blocks_{b}__{s}.json").write_text(
+                json.dumps({"norm": {"acc": 50.0 + s}}))
+    # random features at 45 everywhere; the strong selectors' best at 50
+    stored = {"Random": {d: 45.0 for d in datasets},
+              **{s: {d: 50.0 - k for d in datasets}
+                 for k, s in enumerate(ranking_check.STRONG)}}
+    found = ranking_check.summary(tmp_path, stored, "norm")
+    assert found["cells"] == {d: 42.0 + i for i, d in enumerate(datasets)}
+    assert found["mean"] == pytest.approx(42.0 + (len(datasets) - 1) / 2)
+    assert found["above_random"] == len(datasets) - 3  # 45.0 and up: i >= 3
+    assert found["above_best"] == len(datasets) - 8  # 50.0 and up: i >= 8
+    assert set(found["wide"].values()) == {80.0}
+    assert found["blocks"] == pytest.approx(51.0)
