@@ -188,6 +188,35 @@ def test_figures_without_a_curve_to_draw_have_no_legend_and_no_error(tmp_path):
     assert {p.name for p in written} >= {"acc_vs_features.png", "nmi_vs_features.png"}
 
 
+def test_a_legend_wider_than_its_panels_is_saved_whole(tmp_path, monkeypatch):
+    """One dataset's panel (4 inches) and a tuned row's label longer than that: the saved
+    image is at least as wide as the legend (it was cut at the panel's edges)."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.image
+
+    from causefs.app import report as report_module
+
+    label = ("CAUSE-FS (full) (sample_weights=simplex) (tuned on labels over alpha, beta, "
+             "lam: best of 294)")
+    selected = {str(k): {"acc_mean": 0.5 + k / 1000, "nmi_mean": 0.4} for k in (20, 40)}
+    rows = {label: {"usps": {"metrics": {"selected": selected}}}}
+    legend_widths = []
+    save = report_module._save
+
+    def measured(fig, path, plt, rect=None):
+        renderer = fig.canvas.get_renderer()
+        legend_widths.append(fig.legends[0].get_window_extent(renderer).width)
+        return save(fig, path, plt, rect)
+
+    monkeypatch.setattr(report_module, "_save", measured)
+    written = report_module.figures([], rows, tmp_path)
+    curves = [p for p in written if p.name.endswith("_vs_features.png")]
+    assert len(curves) == 2 and len(legend_widths) >= 2
+    for path, width in zip(curves, legend_widths):
+        assert width > 4 * 120  # wider than the panel: the case this test is about
+        assert matplotlib.image.imread(path).shape[1] >= width
+
+
 def test_a_skipped_entry_among_good_ones_is_one_warning_line(tmp_path):
     import subprocess
     import sys

@@ -297,7 +297,9 @@ def figures(results: list, rows: dict, out: Path, data_home=None, main: str = "C
 
 def _save(fig, path: Path, plt, rect=None) -> list:
     fig.tight_layout(rect=rect)  # rect: room kept for a figure legend
-    fig.savefig(path, dpi=120)
+    # "tight": a legend wider than the panels (one dataset, a tuned row's long label)
+    # widens the image instead of being cut at its edges
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return [path]
 
