@@ -2,6 +2,7 @@
 features and all features (issue 23).
 
     export CAUSEFS_DATA=../shared/datasets
+    pip install ./examples/causefs-example-plugin    # registers "variance", a row of the table
     python benchmarks/dev_benchmark.py                           # run what is missing, report
     python benchmarks/dev_benchmark.py --datasets lsvt scadi --methods causefs fsdk
     python benchmarks/dev_benchmark.py --methods causefs causefs:schedule=ablation_I  # options
@@ -343,6 +344,12 @@ def main(argv=None):
                         help="rewrite this file's dev-benchmark section (docs/RESULTS.md)")
     args = parser.parse_args(argv)
     methods = args.methods or available_selectors()
+    missing = sorted({m.partition(":")[0] for m in methods} - set(available_selectors()))
+    if missing:  # before any job: a run of hours would stop at the first of them
+        parser.error(f"not registered: {', '.join(missing)} (registered: "
+                     f"{', '.join(available_selectors())}); a plugin's selector needs the "
+                     f"plugin installed: RESULTS.md's 'variance' is the example plugin's, "
+                     f"pip install ./examples/causefs-example-plugin")
     if not args.report_only:
         run(args.store, args.datasets, methods, args.max_seconds, args.resamples)
     table = collect(args.store, methods, args.resamples)

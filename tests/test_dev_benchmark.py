@@ -54,3 +54,16 @@ def test_the_jobs_of_a_count_dependent_method_are_new_jobs(monkeypatch, tmp_path
     per_rho = dev_benchmark.job_path(tmp_path, "jaffe", "count_spy", 0)
     spy.depends_on_count = False
     assert dev_benchmark.job_path(tmp_path, "jaffe", "count_spy", 0) != per_rho
+
+
+def test_a_method_no_plugin_registers_stops_the_run_before_any_job(tmp_path, capsys):
+    """A name that is not a registered selector (a plugin not installed) is refused at the
+    start, naming it and the example plugin that registers the table's "variance"."""
+    with pytest.raises(SystemExit) as stop:
+        dev_benchmark.main(["--methods", "causefs", "no_such_selector:alpha=1",
+                            "--store", str(tmp_path / "store")])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "not registered: no_such_selector (registered: " in err
+    assert "pip install ./examples/causefs-example-plugin" in err
+    assert not (tmp_path / "store").exists()
