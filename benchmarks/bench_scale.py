@@ -43,9 +43,10 @@ def load_case(name: str):
 
     if name.startswith("synthetic:"):
         shape, _, clusters = name.split(":", 1)[1].partition(":")
+        clusters, _, seed = clusters.partition(":")  # synthetic:<n>x<d>[:<c>[:<seed>]]
         n, d = (int(v) for v in shape.split("x"))
         data = make_causal(n, d, n_clusters=int(clusters or 10), n_causal=min(20, d // 4),
-                           n_spurious=min(20, d // 4), seed=0)
+                           n_spurious=min(20, d // 4), seed=int(seed or 0))
     elif name.startswith("binary:"):  # text-like: 0/1 features, rates differing by cluster
         shape, _, clusters = name.split(":", 1)[1].partition(":")
         n, d = (int(v) for v in shape.split("x"))

@@ -31,6 +31,7 @@ from .model.objective import Objective
 from .model.problem import Problem
 from .model.settings import DEFAULTS, Settings, SettingsWarning, check_setting, setting_names
 from .model.treatments import treatment_coding
+from .numerics.anchors import choose_anchors, resolve_anchors
 from .plugins.registry import PartRegistry, make_kernel, make_qp_backend, parts as registry_of
 from .qp import QPBackend
 from .terms import Term
@@ -51,8 +52,8 @@ AUTO_SCHEDULES = {False: "ablation_I", True: "nuisance_adjusted"}
 
 #: settings every fit uses whatever its parts (the others are used when a part of the
 #: schedule declares them in ``requires``)
-FIT_SETTINGS = ("n_clusters", "n_features_to_select", "n_neighbors", "sample_weights",
-                "schedule", "kernel", "max_iter", "structure_iter", "preprocessing",
+FIT_SETTINGS = ("n_clusters", "n_features_to_select", "n_neighbors", "n_anchors",
+                "sample_weights", "schedule", "kernel", "max_iter", "structure_iter", "preprocessing",
                 "treatment", "mmd_normalization", "balance_form", "memory_limit", "trace",
                 "check", "random_state", "verbose", "stability_subsamples",
                 "max_correlation", "cluster_screen")
@@ -407,14 +408,24 @@ def make_problem(X: np.ndarray, parts: Parts, seed: int = 0,
     """The problem of preprocessed data ``X`` (n, d) without constant features, coded
     nuisance variables ``Z`` (n, q) if any and given neighbours (checked, see
     :attr:`causefs.model.problem.Problem.neighbors`) if any: the data, the parts'
-    objective, the resolved settings' sizes and treatment coding."""
+    objective, the resolved settings' sizes and treatment coding, and the anchors of
+    ``n_anchors`` (:mod:`causefs.numerics.anchors`, drawn with ``seed``; none where
+    neighbours were given, which replace the search of the first graph).
+
+    Raises
+    ------
+    InvalidParameterError
+        ``n_anchors`` set to a number while neighbours were given.
+    """
     settings = parts.settings
+    m = resolve_anchors(settings.n_anchors, X.shape[0], neighbors is not None)
     return Problem(X=X, coding=treatment_coding(X, settings.treatment,
                                                 settings.mmd_normalization),
                    n_clusters=settings.n_clusters, n_neighbors=settings.n_neighbors,
                    sample_weights=settings.sample_weights, objective=parts.objective,
                    balance=balance_of(parts.kernel, settings.balance_form, seed), Z=Z,
-                   neighbors=neighbors, fields=parts.fields)
+                   neighbors=neighbors, fields=parts.fields,
+                   anchors=None if m is None else choose_anchors(X.shape[0], m, seed))
 
 
 def run_cause_fs(X: np.ndarray, parts: Parts, *, seed: int = 0,

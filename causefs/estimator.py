@@ -23,6 +23,7 @@ from .model.diagnostics import weight_diagnostics
 from .model.nuisance_coding import NuisanceWarning, code_nuisance
 from .model.settings import DEFAULTS, Settings, setting_names
 from .numerics.correlation import decorrelated_order
+from .numerics.anchors import resolve_anchors
 from .numerics.given_neighbors import check_neighbors
 from .numerics.nuisance_effects import cluster_evidence, variance_share
 from .numerics.scaling import constant_features, scale_features
@@ -123,6 +124,16 @@ class CauseFS(SelectorMixin, BaseEstimator):
         settings on the development benchmark").
     n_neighbors : int, default=5
         Neighbours ``k`` per column of every similarity graph.
+    n_anchors : "auto", int or None, default="auto"
+        Anchor graphs for large n (:mod:`causefs.numerics.anchors`): with an int m, the
+        fit draws m anchor samples (seeded by ``random_state``) and every graph links
+        each sample to its nearest anchors only, an exact search of n points against m
+        instead of a search among all n (a smaller feasible set for the graphs: another
+        model, measured in docs/PERFORMANCE.md, "Anchor graphs"). None: every sample is
+        a candidate neighbour (the paper). ``"auto"``: None up to
+        :data:`~causefs.numerics.anchors.ANCHOR_N` samples, beyond it
+        :data:`~causefs.numerics.anchors.AUTO_ANCHORS` anchors, and None when the fit is
+        given ``neighbors``.
     eps : float, default=1e-8
         Smoothing of the l2,1 norm, ``sqrt(||W_f||^2 + eps)``.
     sigma : float, default=0.2
@@ -345,8 +356,8 @@ class CauseFS(SelectorMixin, BaseEstimator):
     def __init__(self, n_clusters=DEFAULTS.n_clusters,
                  n_features_to_select=DEFAULTS.n_features_to_select, *,
                  alpha=DEFAULTS.alpha, beta=DEFAULTS.beta, lam=DEFAULTS.lam,
-                 n_neighbors=DEFAULTS.n_neighbors, eps=DEFAULTS.eps, sigma=DEFAULTS.sigma,
-                 max_treatments=DEFAULTS.max_treatments,
+                 n_neighbors=DEFAULTS.n_neighbors, n_anchors=DEFAULTS.n_anchors,
+                 eps=DEFAULTS.eps, sigma=DEFAULTS.sigma, max_treatments=DEFAULTS.max_treatments,
                  sample_weights=DEFAULTS.sample_weights, schedule=DEFAULTS.schedule,
                  kernel=DEFAULTS.kernel, qp=DEFAULTS.qp, max_iter=DEFAULTS.max_iter,
                  tol=DEFAULTS.tol, patience=DEFAULTS.patience,
@@ -426,6 +437,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
         check_memory(per_feature_floor(X.shape[1], settings.n_clusters),
                      settings.memory_limit)  # before the scan of every column
         neighbors = check_neighbors(neighbors, X.shape[0], settings.n_neighbors)
+        if neighbors is not None:  # the given graph replaces the search, not anchors
+            resolve_anchors(settings.n_anchors, X.shape[0], given_neighbors=True)
+            settings = settings.replace(n_anchors=None)
         active = np.flatnonzero(~constant_features(X))
         if not active.size:
             raise ValueError("all features of X are constant: there is nothing to select")

@@ -295,7 +295,8 @@ def test_help_names_the_app_and_explains_the_main_keys():
                            "configuration (did you mean evaluation.n_runs?); "
                            "+evaluation.n_run=3 would add it"),
     ("method.n_neighbor=3", "method.n_neighbor=3: method.n_neighbor is not a key of the "
-                            "configuration (did you mean method.n_neighbors?)"),
+                            "configuration (did you mean method.n_neighbors, "
+                            "method.n_anchors?)"),
 ])
 def test_a_key_in_the_wrong_place_gets_the_key_that_exists(override, message):
     """A key given under a group it does not belong to names where it is: the top level

@@ -144,9 +144,9 @@ def spy_searches(monkeypatch):
     calls = []
     real = granular_module.adaptive_graph
 
-    def spy(points, k, prior, algorithm, previous=None, warm=()):
+    def spy(points, k, prior, algorithm, previous=None, warm=(), seeds=None):
         calls.append((previous, list(warm)))
-        return real(points, k, prior, algorithm, previous, warm=warm)
+        return real(points, k, prior, algorithm, previous, warm=warm, seeds=seeds)
 
     monkeypatch.setattr(granular_module, "adaptive_graph", spy)
     return calls

@@ -97,14 +97,15 @@ def reference_terms(state):
     return terms
 
 
-def reference_adaptive(tau, k):
+def reference_adaptive(tau, k, anchors=None):
     """eq. S.5 column by column: keep the k smallest tau_ij (i != j), ties by index;
     ``S_ij = (tau_(k+1)j - tau_ij) / (k tau_(k+1)j - sum_p tau_pj)``; gamma_j is half the
-    denominator; a zero denominator gives 1/k on the k nearest and gamma_j = 0."""
+    denominator; a zero denominator gives 1/k on the k nearest and gamma_j = 0. With
+    ``anchors`` (the problem's), i ranges over them only (the graphs' feasible set)."""
     n = tau.shape[0]
     S, gamma = np.zeros((n, n)), np.zeros(n)
     for j in range(n):
-        candidates = [i for i in range(n) if i != j]
+        candidates = [i for i in (range(n) if anchors is None else anchors) if i != j]
         order = sorted(candidates, key=lambda i: (tau[i, j], i))
         nearest, next_tau = order[:k], tau[order[k], j]
         denominator = k * next_tau - sum(tau[i, j] for i in nearest)
@@ -126,7 +127,7 @@ def reference_granular_graphs(state, groups, nu):
         Y = np.array([state.mu[i] * (state.X_adjusted[i] * (groups == m)) @ state.W
                       for i in range(state.problem.n_samples)])
         graphs.append(reference_adaptive(half_squared_distances(Y) - nu[m] * dense(state.G),
-                                         state.problem.n_neighbors))
+                                         state.problem.n_neighbors, state.problem.anchors))
     return graphs
 
 
@@ -135,7 +136,7 @@ def reference_fused_graph(state):
     delta = half_squared_distances(state.F)
     for m, S in enumerate(state.S or ()):
         delta -= state.nu[m] * dense(S)
-    return reference_adaptive(delta, state.problem.n_neighbors)
+    return reference_adaptive(delta, state.problem.n_neighbors, state.problem.anchors)
 
 
 def reference_D(W, eps):
@@ -289,14 +290,18 @@ def test_confounder_sets_equal_the_reference(state, sigma, correlation):
 # ---------------------------------------------------------------- optimality -----------
 
 
-def perturbations(rng, current, total, exclude=None):
+def perturbations(rng, current, total, exclude=None, allowed=None):
     """Feasible points: mixtures of ``current`` with random points of the scaled simplex
-    (with a zero at ``exclude``), at several step lengths."""
+    (with a zero at ``exclude`` and outside the indices ``allowed``, if given), at several
+    step lengths."""
     n = current.size
     for t in (1e-4, 1e-2, 0.3, 1.0):
         other = rng.dirichlet(np.full(n, 0.3)) * total
+        if allowed is not None:
+            other[np.setdiff1d(np.arange(n), allowed)] = 0.0
         if exclude is not None:
             other[exclude] = 0.0
+        if allowed is not None or exclude is not None:
             other *= total / other.sum()
         yield (1 - t) * current + t * other
 
@@ -324,7 +329,8 @@ def test_no_feasible_perturbation_of_a_granular_graph_lowers_j(state, seed):
     for j in rng.choice(state.problem.n_samples, size=3):
         column = dense(new.S[m])[:, j]
         candidates = []
-        for other in perturbations(rng, column, 1.0, exclude=j):
+        for other in perturbations(rng, column, 1.0, exclude=j,
+                                   allowed=state.problem.anchors):
             S = list(new.S)
             S[m] = with_column(new.S[m], j, other)
             candidates.append(new.replace(S=tuple(S)))
@@ -338,7 +344,8 @@ def test_no_feasible_perturbation_of_the_fused_graph_lowers_j(state, seed):
     for j in rng.choice(state.problem.n_samples, size=3):
         column = dense(new.G)[:, j]
         candidates = [new.replace(G=with_column(new.G, j, other))
-                      for other in perturbations(rng, column, 1.0, exclude=j)]
+                      for other in perturbations(rng, column, 1.0, exclude=j,
+                                                 allowed=state.problem.anchors)]
         assert_no_better(new, candidates, f"column {j} of G")
 
 

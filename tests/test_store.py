@@ -509,7 +509,8 @@ def test_a_relative_store_stays_put_when_hydra_changes_directory(tmp_path):
 #: settings' meaning (docs/MODEL.md); only verbose, trace, check and memory_limit cannot
 OTHER_VALUES = {
     "method.alpha": 2.0, "method.beta": 0.01, "method.lam": 0.5, "method.eps": 1e-6,
-    "method.n_neighbors": 4, "method.sigma": 0.3, "method.max_treatments": 3,
+    "method.n_neighbors": 4, "method.n_anchors": 50, "method.sigma": 0.3,
+    "method.max_treatments": 3,
     "method.sample_weights": "simplex", "schedule": "ablation_II", "kernel": "rbf",
     "qp.rtol": 1e-6, "method.max_iter": 2, "method.tol": 0.001, "method.patience": 5,
     "method.structure_iter": 1, "method.stability_subsamples": 2,

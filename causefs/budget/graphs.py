@@ -5,7 +5,13 @@ from __future__ import annotations
 import math
 
 from ..core.parts import Cost
-from ..numerics.neighbors import exact_search_work, fresh_exact_limit, resolve_algorithm
+from ..numerics.anchors import resolve_anchors
+from ..numerics.neighbors import (
+    TREE_DIMS,
+    exact_search_work,
+    fresh_exact_limit,
+    resolve_algorithm,
+)
 
 _FLOAT = 8
 #: operations per point of an HNSW index built and searched (and the local-search round
@@ -17,6 +23,9 @@ HNSW_POINT_OPS, HNSW_DIM_OPS = 1600.0, 200.0
 #: operations per point, candidate and dimension of a warm-started local search with its
 #: closed form (same measurements)
 UPDATE_OPS = 60.0
+#: operations per point, tree level and dimension of a search of the anchors' k-d tree
+#: (the graph updates of anchor fits at 50,000 x 64, docs/PERFORMANCE.md, "Anchor graphs")
+ANCHOR_TREE_OPS = 20.0
 
 
 def graph_cost(size, count: int, *, fresh: bool, granular: bool = False) -> Cost:
@@ -34,7 +43,9 @@ def graph_cost(size, count: int, *, fresh: bool, granular: bool = False) -> Cost
     priced alike whatever their number. Memory: the candidate tables, the graphs and
     embeddings held, and, for the updates of ``granular`` graphs, the feature groups'
     slices of X (measured for the updates only: a fresh graph's search buffers are not
-    counted, docs/PERFORMANCE.md, "Three granular graphs").
+    counted, docs/PERFORMANCE.md, "Three granular graphs"). With anchors
+    (:mod:`causefs.numerics.anchors`) every graph is an exact search of the n points
+    against the m anchors.
     """
     n, d, h = size.n_samples, size.n_features, size.n_clusters
     k, M = size.n_neighbors, size.n_granularities
@@ -47,8 +58,17 @@ def graph_cost(size, count: int, *, fresh: bool, granular: bool = False) -> Cost
     dims = max(1, searched // count)
     algorithm = resolve_algorithm(size.settings.neighbor_algorithm, n, dims)
     hnsw = algorithm == "approximate" and fresh
+    anchors = resolve_anchors(size.settings.n_anchors, n)
     flops, ops = 0.0, 0.0
-    if algorithm in ("exact", "brute", "all") or (hnsw and n <= fresh_exact_limit(dims)):
+    if anchors is not None:
+        # n points against m anchors: a k-d tree of the anchors, or products with them;
+        # then the candidate table and closed form (ANCHOR_TREE_OPS, UPDATE_OPS)
+        if dims <= TREE_DIMS and size.density == 1.0:
+            ops = ANCHOR_TREE_OPS * n * math.log2(max(anchors, 2)) * searched
+        else:
+            flops, ops = 2.0 * n * anchors * searched, 3.0 * n * anchors * count
+        ops += UPDATE_OPS * n * width * count
+    elif algorithm in ("exact", "brute", "all") or (hnsw and n <= fresh_exact_limit(dims)):
         # distances (BLAS) and the selection of the nearest; the exact search of a fresh
         # graph multiplies sparse rows where that costs less (its data's non-zeros,
         # spread evenly over the features here)

@@ -52,6 +52,10 @@ class Problem:
         Neighbour candidates the fit was given (:meth:`causefs.CauseFS.fit`'s
         ``neighbors``, checked by :func:`causefs.numerics.given_neighbors.check_neighbors`):
         they replace the search of the initial fused graph on the raw data.
+    anchors : ndarray of int, shape (m,), optional
+        Sorted distinct sample indices every graph draws its neighbours from
+        (:mod:`causefs.numerics.anchors`, the ``n_anchors`` setting): the feasible set of
+        S[m] and G is then the graphs whose support lies in them. None: every sample.
     fields : mapping of str to Field
         The declaration of every field of the fit's states
         (:mod:`causefs.model.variables`, and those of plugin parts).
@@ -69,6 +73,7 @@ class Problem:
     balance: Callable | None = None
     Z: np.ndarray | None = None
     neighbors: Any = None
+    anchors: np.ndarray | None = None
     fields: Mapping = field(default_factory=lambda: {f.name: f for f in FIELDS})
     _operators: dict = field(default_factory=dict, repr=False)
     _last_value: list = field(default_factory=list, repr=False)
@@ -80,6 +85,13 @@ class Problem:
         if self.Z is not None and (self.Z.ndim != 2 or self.Z.shape[0] != self.n_samples):
             raise ValueError(f"Z must be the coded nuisance design (n_samples, q) = "
                              f"({self.n_samples}, q), got shape {self.Z.shape}")
+        if self.anchors is not None:
+            a = np.asarray(self.anchors)
+            if (a.ndim != 1 or a.dtype.kind not in "iu" or a.size < self.n_neighbors + 2
+                    or (a.size and (a[0] < 0 or a[-1] >= self.n_samples))
+                    or np.any(np.diff(a) <= 0)):
+                raise ValueError("anchors must be sorted distinct sample indices, at least "
+                                 f"n_neighbors + 2 = {self.n_neighbors + 2} of them")
 
     @property
     def n_samples(self) -> int:

@@ -59,7 +59,7 @@ class Settings:
 
     The parameters and their meaning are documented on :class:`causefs.CauseFS`.
     Objective weights (alpha, beta, lam, eps) and the feasible set's sizes (n_clusters,
-    n_neighbors, sample_weights) define the model; the others say how it is solved.
+    n_neighbors, n_anchors, sample_weights) define the model; the others say how it is solved.
     """
 
     n_clusters: int = setting(8, Interval(int, 2))
@@ -69,6 +69,7 @@ class Settings:
     beta: float = setting(1e-4, Interval(float, 0))
     lam: float = setting(1.0, Interval(float, 0, closed="neither"))
     n_neighbors: int = setting(5, Interval(int, 1))
+    n_anchors: int | str | None = setting("auto", NONE, Options(["auto"]), Interval(int, 3))
     eps: float = setting(1e-8, Interval(float, 0, closed="neither"))
     sigma: float = setting(0.2, Interval(float, 0, 1))
     max_treatments: int | str | None = setting("auto", NONE, Options(["auto"]),
@@ -117,7 +118,8 @@ class Settings:
         ------
         InvalidParameterError
             ``n_clusters`` > n, ``n_neighbors`` > n - 2 (the closed form uses the
-            (k+1)-th neighbour), or ``n_features_to_select`` > d.
+            (k+1)-th neighbour), ``n_anchors`` > n or below ``n_neighbors`` + 2, or
+            ``n_features_to_select`` > d.
         """
         if self.n_clusters > n_samples:
             raise InvalidParameterError(f"n_clusters={self.n_clusters}: exceeds the "
@@ -127,6 +129,15 @@ class Settings:
                 f"n_neighbors={self.n_neighbors}: needs at least n_neighbors + 2 = "
                 f"{self.n_neighbors + 2} samples (the closed form uses the (k+1)-th "
                 f"neighbour), the data has {n_samples}")
+        if isinstance(self.n_anchors, int):
+            if self.n_anchors > n_samples:
+                raise InvalidParameterError(f"n_anchors={self.n_anchors}: exceeds the "
+                                            f"{n_samples} samples of the data")
+            if self.n_anchors < self.n_neighbors + 2:
+                raise InvalidParameterError(
+                    f"n_anchors={self.n_anchors}: needs at least n_neighbors + 2 = "
+                    f"{self.n_neighbors + 2} anchors (the closed form uses the (k+1)-th "
+                    "nearest anchor other than a sample itself)")
         k = self.n_features_to_select
         if k is None:
             return max(1, n_features // 2)

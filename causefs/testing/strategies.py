@@ -21,11 +21,14 @@ from ..plugins.registry import parts as registered_parts
 from ..qp import SimplexQP
 
 
-def random_graph(rng: np.random.Generator, n: int, k: int) -> sp.csc_array:
-    """A column-stochastic (n, n) graph with k non-zeros a column and no self loops."""
+def random_graph(rng: np.random.Generator, n: int, k: int,
+                 anchors: np.ndarray | None = None) -> sp.csc_array:
+    """A column-stochastic (n, n) graph with k non-zeros a column and no self loops, its
+    rows among ``anchors`` if given (:mod:`causefs.numerics.anchors`)."""
     rows = np.empty((n, k), dtype=np.int64)
+    pool = np.arange(n) if anchors is None else np.asarray(anchors)
     for j in range(n):
-        others = np.delete(np.arange(n), j)
+        others = pool[pool != j]
         rows[j] = rng.choice(others, size=k, replace=False)
     weights = rng.dirichlet(np.ones(k), size=n)
     graph = sp.csc_array((weights.ravel(), rows.ravel(), np.arange(0, n * k + 1, k)),
@@ -82,7 +85,7 @@ def cause_fs_objective(alpha: float = 1.0, beta: float = 1e-4, lam: float = 1.0,
 
 @st.composite
 def problems(draw, min_samples=12, max_samples=30, min_features=3, max_features=10,
-             kernel=None, beta=None, sample_weights=None, extra_terms=()):
+             kernel=None, beta=None, sample_weights=None, extra_terms=(), anchored=None):
     """A random :class:`~causefs.model.problem.Problem` (small sizes; the balance operator
     is the linear kernel's unless ``kernel`` is given, in the ``auto`` balance form),
     with coded nuisance variables Z (:func:`random_nuisance`) and CAUSE-FS's objective
@@ -90,7 +93,9 @@ def problems(draw, min_samples=12, max_samples=30, min_features=3, max_features=
     ``extra_terms``.
 
     Some problems are as small as the closed forms allow (``n = k + 2``) and some have
-    binary or mostly tied columns, whose median split leaves a group empty.
+    binary or mostly tied columns, whose median split leaves a group empty. Some have
+    anchors (:attr:`~causefs.model.problem.Problem.anchors`, from ``k + 2`` to all n
+    samples) unless ``anchored`` says whether they have.
     """
     seed = draw(st.integers(0, 2**32 - 1))
     k = draw(st.integers(1, 4))
@@ -107,6 +112,9 @@ def problems(draw, min_samples=12, max_samples=30, min_features=3, max_features=
         tied = rng.choice(d, size=max(1, d // 3), replace=False)
         X[:, tied] = np.where(rng.random((n, tied.size)) < 0.8, 0.0, 1.0)
         X[0, tied], X[2, tied] = 0.0, 1.0
+    anchors = None
+    if anchored if anchored is not None else draw(st.booleans()):
+        anchors = np.sort(rng.choice(n, size=int(rng.integers(k + 2, n + 1)), replace=False))
     log_uniform = lambda low, high: float(10 ** rng.uniform(low, high))  # noqa: E731
     objective = cause_fs_objective(
         alpha=log_uniform(-2, 2),
@@ -124,6 +132,7 @@ def problems(draw, min_samples=12, max_samples=30, min_features=3, max_features=
         balance=balance_of(kernel if kernel is not None else LinearKernel(), "auto",
                            seed % (2**31)),
         Z=random_nuisance(rng, n, X),
+        anchors=anchors,
     )
 
 
@@ -155,7 +164,7 @@ def states(draw, problem=None, granular=True, extra=None, **problem_options):
     density = draw(st.sampled_from([0.7, 0.0, 1.0]))  # random, empty, full confounder sets
     K = (rng.random((d, d)) < density) & ~np.eye(d, dtype=bool) & is_treatment[None, :]
     adaptive_scale = draw(st.sampled_from([1.0, 0.0]))  # 0: gamma and xi exactly zero
-    fields = dict(W=W, F=F, mu=mu, K=K, G=random_graph(rng, n, k),
+    fields = dict(W=W, F=F, mu=mu, K=K, G=random_graph(rng, n, k, p.anchors),
                   xi=adaptive_scale * rng.random(n) * 10 ** rng.uniform(-3, 1))
     if p.Z is not None:  # the blocks then fit X - Z Theta
         fields["Theta"] = 0.1 * rng.standard_normal((p.Z.shape[1], d))
@@ -168,7 +177,7 @@ def states(draw, problem=None, granular=True, extra=None, **problem_options):
         fields.update(
             groups=groups,
             nu=rng.dirichlet(np.ones(M)),
-            S=tuple(random_graph(rng, n, k) for _ in range(M)),
+            S=tuple(random_graph(rng, n, k, p.anchors) for _ in range(M)),
             gamma=tuple(adaptive_scale * rng.random(n) * 10 ** rng.uniform(-3, 1)
                         for _ in range(M)),
         )

@@ -7,6 +7,7 @@ from ...core.parts import Cost
 from ...core.state import State
 from ...model.subproblems import GraphCost
 from ...numerics.adaptive_graphs import adaptive_graph
+from ...numerics.anchors import anchor_seeds
 from .graph_update import GraphUpdateBlock
 
 
@@ -31,5 +32,6 @@ class FusedGraphBlock(GraphUpdateBlock):
         if self.adaptive_update == "monotone" and state.G is not None:
             previous = (state.G, state.xi)
         G, xi = adaptive_graph(cost.points, p.n_neighbors, cost.prior,
-                               self.neighbor_algorithm, previous, warm=[state.G])
+                               self.neighbor_algorithm, previous, warm=[state.G],
+                               seeds=anchor_seeds(cost.points, p.anchors, p.n_neighbors))
         return state.replace(G=G, xi=xi)

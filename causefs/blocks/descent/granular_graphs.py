@@ -9,6 +9,7 @@ from ...core.parts import Cost
 from ...core.state import State
 from ...model.subproblems import GraphCost
 from ...numerics.adaptive_graphs import adaptive_graph
+from ...numerics.anchors import anchor_seeds
 from ...numerics.threads import parallel_map
 from .graph_update import GraphUpdateBlock
 
@@ -39,7 +40,8 @@ def granular_graphs(state: State, groups, nu, algorithm: str, previous=None, kee
             groups == m, state_groups, old_graphs)] if len(old_graphs) else []
         return adaptive_graph(cost.points, p.n_neighbors, cost.prior, algorithm,
                               None if previous is None else (previous[0][m], previous[1][m]),
-                              warm=warm)
+                              warm=warm,
+                              seeds=anchor_seeds(cost.points, p.anchors, p.n_neighbors))
 
     built = parallel_map(build, range(len(nu)))
     return tuple(S for S, _ in built), tuple(gamma for _, gamma in built)

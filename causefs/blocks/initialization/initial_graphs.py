@@ -9,6 +9,7 @@ from ...core.parts import Cost
 from ...core.state import State
 from ...model.settings import DEFAULTS, check_setting
 from ...numerics.adaptive_graphs import adaptive_graph
+from ...numerics.anchors import anchor_seeds
 from ...numerics.given_neighbors import given_candidates
 from ...numerics.threads import parallel_map
 from ..base import Block
@@ -51,9 +52,10 @@ class InitialGranularGraphsBlock(Block):
         p = state.problem
 
         def build(m):
-            return adaptive_graph(state.X_adjusted[:, np.flatnonzero(state.groups == m)],
-                                  p.n_neighbors, algorithm=self.neighbor_algorithm,
-                                  warm=[state.G])
+            X_m = state.X_adjusted[:, np.flatnonzero(state.groups == m)]
+            return adaptive_graph(X_m, p.n_neighbors, algorithm=self.neighbor_algorithm,
+                                  warm=[state.G],
+                                  seeds=anchor_seeds(X_m, p.anchors, p.n_neighbors))
 
         graphs = parallel_map(build, range(int(state.groups.max()) + 1))
         return state.replace(S=tuple(g for g, _ in graphs), gamma=tuple(c for _, c in graphs))
@@ -89,5 +91,7 @@ class InitialFusedGraphBlock(Block):
         p = state.problem
         Y = state.X_adjusted
         G, xi = adaptive_graph(Y, p.n_neighbors, algorithm=self.neighbor_algorithm,
-                               seeds=given_candidates(p.neighbors, Y, p.n_neighbors + 1))
+                               seeds=given_candidates(p.neighbors, Y, p.n_neighbors + 1)
+                               if p.anchors is None
+                               else anchor_seeds(Y, p.anchors, p.n_neighbors))
         return state.replace(G=G, xi=xi)
