@@ -20,7 +20,7 @@ from pathlib import Path
 
 import causefs
 from causefs.model import treatments
-from causefs.numerics import neighbors
+from causefs.numerics import anchors, neighbors
 
 ROOT = Path(__file__).resolve().parent
 GENERATED = ROOT / "_generated"
@@ -57,6 +57,7 @@ myst_substitutions = {
     "TREE_N": f"{neighbors.TREE_N:,}", "TREE_DIMS": str(neighbors.TREE_DIMS),
     "SHARDED_N": f"{neighbors.SHARDED_N:,}", "LOW_DIMS": str(neighbors.LOW_DIMS),
     "ROW_SPACE_DIMS": str(neighbors.ROW_SPACE_DIMS),
+    "ANCHOR_N": f"{anchors.ANCHOR_N:,}", "AUTO_ANCHORS": f"{anchors.AUTO_ANCHORS:,}",
     "TREATMENT_BUDGET": f"{treatments.TREATMENT_BUDGET:.0e}".replace("e+0", "e"),
     "MIN_TREATMENTS": str(treatments.MIN_TREATMENTS),
 }

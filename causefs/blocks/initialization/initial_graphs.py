@@ -11,6 +11,7 @@ from ...model.settings import DEFAULTS, check_setting
 from ...numerics.adaptive_graphs import adaptive_graph
 from ...numerics.anchors import anchor_seeds
 from ...numerics.given_neighbors import given_candidates
+from ...numerics.sparse import row_major
 from ...numerics.threads import parallel_map
 from ..base import Block
 
@@ -52,7 +53,7 @@ class InitialGranularGraphsBlock(Block):
         p = state.problem
 
         def build(m):
-            X_m = state.X_adjusted[:, np.flatnonzero(state.groups == m)]
+            X_m = row_major(state.X_adjusted[:, np.flatnonzero(state.groups == m)])
             return adaptive_graph(X_m, p.n_neighbors, algorithm=self.neighbor_algorithm,
                                   warm=[state.G],
                                   seeds=anchor_seeds(X_m, p.anchors, p.n_neighbors))
@@ -89,7 +90,7 @@ class InitialFusedGraphBlock(Block):
 
     def step(self, state: State) -> State:
         p = state.problem
-        Y = state.X_adjusted
+        Y = row_major(state.X_adjusted)
         G, xi = adaptive_graph(Y, p.n_neighbors, algorithm=self.neighbor_algorithm,
                                seeds=given_candidates(p.neighbors, Y, p.n_neighbors + 1)
                                if p.anchors is None
