@@ -27,7 +27,7 @@ and said to be an estimate.
 All fits: CauseFS defaults (``max_iter=30``), ``n_features_to_select=20``,
 ``random_state=0``, no memory limit; synthetic cases are
 :func:`causefs.datasets.make_causal` (``synthetic:<n>x<d>``, 10 clusters, or
-``synthetic:<n>x<d>:<clusters>``); ``binary:<n>x<d>:<clusters>``
+``synthetic:<n>x<d>:<clusters>[:<seed>]``); ``binary:<n>x<d>:<clusters>``
 (:func:`bench_scale.load_case`) are text-like 0/1 features whose rates differ by cluster;
 ``text:<n>x<d>`` are sparse tf-idf rows of 10 topics, 1 % non-zeros, given to the fit as a
 ``scipy.sparse`` matrix (:func:`bench_input.text_like`).
