@@ -143,10 +143,7 @@ def _nearest_by_products(Y, anchors: np.ndarray, width: int):
     step = max(1, CHUNK_ELEMENTS // max(1, anchors.size))
 
     def nearest(start):
-        rows = slice(start, min(n, start + step))
-        with threads_for(2.0 * (rows.stop - rows.start) * anchors.size * Y.shape[1]):
-            products = np.asarray(Y[rows] @ points.T)
-        D = squared[None, :] - 2.0 * products
+        D = _anchor_distances(Y[start:min(n, start + step)], points, squared)
         part = np.argpartition(D, width - 1, axis=1)[:, :width]
         return anchors[part], np.take_along_axis(D, part, axis=1)
 
@@ -158,7 +155,16 @@ def _nearest_by_index(Y, anchors: np.ndarray, n_candidates: int, rows: np.ndarra
     """The ``n_candidates`` nearest anchors other than itself of each of ``rows``, among
     all anchors, ties by the smaller index."""
     points = dense(Y[anchors])
-    D = row_squares(points)[None, :] - 2.0 * np.asarray(dense(Y[rows]) @ points.T)
+    D = _anchor_distances(Y[rows], points, row_squares(points))
     D[anchors[None, :] == rows[:, None]] = np.inf
     order = np.lexsort((np.broadcast_to(anchors, D.shape), D), axis=1)
     return anchors[order[:, :n_candidates]]
+
+
+def _anchor_distances(rows, points: np.ndarray, squared: np.ndarray) -> np.ndarray:
+    """Squared distances of ``rows`` (dense or CSR) to the anchors' ``points`` less each
+    row's own squared norm (the same for every anchor of a row: no part of a ranking),
+    ``squared`` being the anchors' squared norms."""
+    with threads_for(2.0 * rows.shape[0] * points.shape[0] * points.shape[1]):
+        products = np.asarray(rows @ points.T)
+    return squared[None, :] - 2.0 * products
