@@ -550,6 +550,17 @@ class EmbeddingSystem(Subproblem):
             total += np.asarray(operator.diagonal()).ravel()  # cast into the float total
         return total
 
+    def matrix(self):
+        """``A`` with its identity part as a sparse CSR array (n, n), or None when an
+        operator is not a sparse matrix (dense, or known through its products only)."""
+        n = self.state.F.shape[0]
+        total = self.identity * sp.identity(n, format="csr")
+        for operator, _ in self.operators:
+            if not sp.issparse(operator):
+                return None
+            total = total + operator
+        return sp.csr_array(total)
+
     def apply(self, F: np.ndarray) -> np.ndarray:
         """``(A - identity I) F``."""
         parts = [operator @ F for operator, _ in self.operators]
