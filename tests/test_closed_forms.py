@@ -373,6 +373,34 @@ def test_sparse_spectral_embedding_matches_dense_eigenvectors(monkeypatch, separ
     assert np.allclose(F.T @ F, np.eye(3), atol=1e-12)
 
 
+@pytest.mark.parametrize(("separation", "h"), [(3.0, 5), (0.5, 3)])
+def test_lobpcg_on_an_anchored_graph_matches_dense_eigenvectors(monkeypatch, separation, h):
+    """On a graph of anchors LOBPCG takes the anchors' exact preconditioner (spied) and
+    converges without the shift-invert fallback (refused here) to the subspace of the
+    h smallest eigenvectors of L from scipy's dense eigh."""
+    from causefs.blocks.initialization import spectral_embedding
+    from causefs.numerics.anchors import anchor_seeds, choose_anchors
+
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(c, 0.3, size=(150, 2)) for c in (0, separation, 2 * separation)])
+    anchors = choose_anchors(450, 60, 0)
+    G, _ = adaptive_graph(X, 5, seeds=anchor_seeds(X, anchors, 5))
+    monkeypatch.setattr(spectral_embedding, "SHIFT_INVERT_N", 100)  # n = 450: LOBPCG
+    monkeypatch.setattr(spectral_embedding, "_shift_invert", None)  # no fallback
+    built = []
+    real = spectral_embedding.anchor_preconditioner
+    monkeypatch.setattr(spectral_embedding, "anchor_preconditioner",
+                        lambda A, a: built.append(real(A, a)) or built[-1])
+    F = smallest_eigenvectors(G, h, seed=0, anchors=anchors)
+    assert len(built) == 1 and built[0] is not None
+    L = reference_laplacian(sp.csr_array(G))
+    values, reference = scipy.linalg.eigh(L, subset_by_index=[0, h])
+    assert values[h] - values[h - 1] > 1e-3  # a well-defined h-dimensional subspace
+    reference = reference[:, :h]
+    assert np.allclose(reference @ (reference.T @ F), F, atol=1e-6)
+    assert np.allclose(F.T @ F, np.eye(h), atol=1e-12)
+
+
 @SETTINGS
 @given(states())
 def test_granular_hessian_is_the_graph_term_in_mu(state):

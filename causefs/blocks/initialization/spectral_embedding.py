@@ -13,6 +13,7 @@ from ...core.parts import Cost
 from ...core.state import State
 from ...core.validation import SEED, check_value
 from ...numerics.laplacian import laplacian_matrix, symmetric_degree
+from ...numerics.preconditioners import anchor_preconditioner
 from ..base import Block
 
 
@@ -43,7 +44,8 @@ def dense_path(n: int, h: int) -> bool:
     return n < 200 or 5 * h >= n
 
 
-def smallest_eigenvectors(A, h: int, seed: int = 0, tol: float = 1e-8) -> np.ndarray:
+def smallest_eigenvectors(A, h: int, seed: int = 0, tol: float = 1e-8,
+                          anchors: np.ndarray | None = None) -> np.ndarray:
     """Orthonormal eigenvectors of the h smallest eigenvalues of ``L_A``, (n, h).
 
     The null space (eigenvalue 0, one vector per connected component; a kNN graph often
@@ -52,8 +54,11 @@ def smallest_eigenvectors(A, h: int, seed: int = 0, tol: float = 1e-8) -> np.nda
     The remaining ``h - c`` vectors are orthogonal to it: below 200 samples (or when h is
     too large for an iterative solver) from a dense eigendecomposition; up to
     :data:`SHIFT_INVERT_N` samples from shift-invert Lanczos; above, from LOBPCG in the
-    null space's orthogonal complement with a Jacobi (inverse degree) preconditioner,
-    seeded for reproducibility (it only needs sparse products, O(n k h) per iteration),
+    null space's orthogonal complement with a Jacobi (inverse degree) preconditioner, or
+    on a graph of ``anchors`` the exact inverse of ``L + sigma I`` through the anchors'
+    Schur complement (:func:`~causefs.numerics.preconditioners.anchor_preconditioner`;
+    ``sigma`` is :data:`ANCHOR_SHIFT` times the mean degree), seeded for
+    reproducibility (it only needs sparse products, O(n k h) per iteration),
     with shift-invert as its fallback when it does not reach ``tol``
     (docs/PERFORMANCE.md, "Spectral initialization"). With ``c >= h`` components, F is
     the indicators of the h largest.
@@ -79,6 +84,9 @@ def smallest_eigenvectors(A, h: int, seed: int = 0, tol: float = 1e-8) -> np.nda
     tol : float, default=1e-8
         LOBPCG's tolerance; a column's residual above ``sqrt(tol) * scale`` (see
         above) falls back to shift-invert.
+    anchors : ndarray of int, shape (m,), optional
+        The fit's anchors (sorted sample indices), when every column of A has its
+        support in them.
     """
     Z = component_basis(A)
     if Z.shape[1] >= h:
@@ -89,7 +97,8 @@ def smallest_eigenvectors(A, h: int, seed: int = 0, tol: float = 1e-8) -> np.nda
     if dense_path(n, h):
         _, vectors = scipy.linalg.eigh(L.toarray(), subset_by_index=[c, h - 1])
     else:
-        vectors = _lobpcg_complement(L, Z, h - c, rng, tol) if n > SHIFT_INVERT_N else None
+        vectors = (_lobpcg_complement(L, Z, h - c, rng, tol, anchors)
+                   if n > SHIFT_INVERT_N else None)
         if vectors is None:
             vectors = _shift_invert(L, A, h, rng)[:, c:]
     # the solvers' vectors are orthonormal to ~1e-12; make it exact for F'F = I
@@ -97,12 +106,29 @@ def smallest_eigenvectors(A, h: int, seed: int = 0, tol: float = 1e-8) -> np.nda
     return Q * np.sign(np.diag(R))
 
 
-def _lobpcg_complement(L, Z, wanted, rng, tol):
+#: on a graph of anchors LOBPCG is preconditioned by ``(L + sigma I)^-1``, ``sigma`` this
+#: times the mean degree: far below the degrees (a sample's is about 1), so it acts as
+#: ``L^-1`` on the wanted eigenvectors; a positive definite Schur complement. At 100,000 x
+#: 64 LOBPCG took 12 iterations for 1e-4 to 1e-2 (14 at 1e-1), 38 with Jacobi
+#: (docs/PERFORMANCE.md, "The embedding with anchors")
+ANCHOR_SHIFT = 1e-3
+
+
+def _lobpcg_complement(L, Z, wanted, rng, tol, anchors=None):
     """The ``wanted`` smallest eigenvectors of ``L`` orthogonal to ``Z``, or None when
     LOBPCG does not converge: when, after at most 1000 iterations, a column's residual
     norm exceeds ``sqrt(tol)`` times the Gershgorin bound on ``||L||`` (at least 1)."""
     L = L.tocsr()
+    n = L.shape[0]
     preconditioner = scipy.sparse.diags(1.0 / np.maximum(L.diagonal(), np.finfo(float).tiny))
+    if anchors is not None:
+        sigma = ANCHOR_SHIFT * float(L.diagonal().mean())
+        inverse = anchor_preconditioner(L + sigma * scipy.sparse.identity(n, format="csr"),
+                                        anchors)
+        if inverse is not None:
+            preconditioner = scipy.sparse.linalg.LinearOperator(
+                (n, n), matvec=lambda v: inverse(v.reshape(n, -1)).reshape(v.shape),
+                matmat=inverse, dtype=float)
     start = rng.standard_normal((L.shape[0], wanted))
     with warnings.catch_warnings():
         # non-convergence is checked below from the residuals, not from the warning
@@ -173,4 +199,4 @@ class SpectralEmbeddingBlock(Block):
 
     def step(self, state: State) -> State:
         return state.replace(F=smallest_eigenvectors(state.G, state.problem.n_clusters,
-                                                     self.seed))
+                                                     self.seed, anchors=state.problem.anchors))
