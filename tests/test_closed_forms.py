@@ -241,6 +241,22 @@ def test_the_embedding_system_diagonal_is_that_of_the_dense_operator(state):
     assert system.diagonal() is None
 
 
+@SETTINGS
+@given(states())
+def test_the_embedding_system_matrix_is_the_dense_operator(state):
+    """``EmbeddingSystem.matrix`` against the dense A = alpha I + L_G of the state, built
+    from its definition; None once an operator is not a sparse matrix."""
+    from causefs.model.subproblems import EmbeddingSystem
+
+    system = state.problem.objective.subproblem(EmbeddingSystem, state, "F")
+    alpha = weight(state.problem, "alpha")
+    dense = alpha * np.eye(state.problem.n_samples) + reference_laplacian(sp.csr_array(state.G))
+    assert sp.issparse(system.matrix())
+    np.testing.assert_allclose(system.matrix().toarray(), dense, rtol=1e-12, atol=1e-12)
+    system.add_operator(np.eye(dense.shape[0]), 1.0)  # dense: no sparse matrix to give
+    assert system.matrix() is None
+
+
 def test_the_subspace_basis_spans_the_columns_and_drops_the_dependent_ones():
     """An orthonormal basis of the span, with a column that is a combination of the
     others, a zero column, a copy 1e-9 as long of a column (dependent) and an

@@ -265,16 +265,19 @@ def test_the_embedding_work_grows_with_its_iterations_and_its_iterates():
     assert ops(1000, 3, 40) == pytest.approx(2 * base)
     assert block("embedding", max_iter=0).cost(size_of(1000, 10)).ops == 0
     # a subspace step costs eight GPI iterations; "auto" takes it above SUBSPACE_N
-    steps = lambda n, solver: block("embedding", max_iter=20, solver=solver).cost(  # noqa: E731
-        size_of(n, 10, 3)).ops
-    assert steps(1000, "subspace") == pytest.approx(8 * base)
+    steps = lambda n, solver, max_iter=20: block(  # noqa: E731
+        "embedding", max_iter=max_iter, solver=solver).cost(size_of(n, 10, 3)).ops
+    assert steps(1000, "subspace", 5) == pytest.approx(8 * steps(1000, "gpi", 5))
     assert steps(SUBSPACE_N, "auto") == steps(SUBSPACE_N, "gpi")
     assert steps(SUBSPACE_N + 1, "auto") == steps(SUBSPACE_N + 1, "subspace")
-    # max_iter=None: 200 GPI iterations or 30 subspace steps
+    # the subspace solver is priced at the steps its calls take (SUBSPACE_STEPS = 8),
+    # below a smaller max_iter; max_iter=None: 200 GPI iterations, 8 subspace steps
+    assert steps(1000, "subspace", 20) == steps(1000, "subspace", 8)
+    assert steps(1000, "subspace", 7) == pytest.approx(7 / 8 * steps(1000, "subspace", 8))
     default = lambda n, solver: block("embedding", solver=solver).cost(  # noqa: E731
         size_of(n, 10, 3)).ops
     assert default(1000, "gpi") == pytest.approx(10 * base)
-    assert default(1000, "subspace") == pytest.approx(1.5 * 8 * base)
+    assert default(1000, "subspace") == pytest.approx(8 / 20 * 8 * base)
 
 
 def count_products(state, **options):

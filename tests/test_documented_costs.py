@@ -55,10 +55,16 @@ def test_the_embedding_step(shape):
     cost = EmbeddingBlock(max_iter=17, solver="gpi").cost(fit_size(*shape))
     assert cost.ops == 30 * 17 * n * h
     assert cost.memory["embedding"] == (8 * n * h + 12 * n * k) * FLOAT
-    # "subspace 240 max_iter n h operations and 20 n h + 12 n k floats"
-    cost = EmbeddingBlock(max_iter=17, solver="subspace").cost(fit_size(*shape))
-    assert cost.ops == 240 * 17 * n * h
-    assert cost.memory["embedding"] == (20 * n * h + 12 * n * k) * FLOAT
+    # "subspace 240 s n h operations, s = min(max_iter, SUBSPACE_STEPS) ..., and
+    # 20 n h + 12 n k floats, plus 2 m^2 + 2 min(m^2, n k^2) with m anchors"
+    for max_iter, steps in [(17, 8), (5, 5)]:
+        cost = EmbeddingBlock(max_iter=max_iter, solver="subspace").cost(fit_size(*shape))
+        assert cost.ops == 240 * steps * n * h
+        assert cost.memory["embedding"] == (20 * n * h + 12 * n * k) * FLOAT
+    m = 47
+    cost = EmbeddingBlock(solver="subspace").cost(fit_size(*shape, n_anchors=m))
+    assert cost.memory["embedding"] == (20 * n * h + 12 * n * k + 2 * m * m
+                                        + 2 * min(m * m, n * k * k)) * FLOAT
 
 
 @sizes()
@@ -151,6 +157,10 @@ def test_the_density_ratio_weights(shape, max_pairs):
     assert cost.memory["density_ratio_weights"] == 8 * n * (pairs + d) * FLOAT
 
 
+def cost_ops(shape):
+    return SpectralEmbeddingBlock().cost(fit_size(*shape)).ops
+
+
 @sizes()
 def test_the_spectral_embedding(shape):
     n, d, h, k, M, q = shape
@@ -159,6 +169,17 @@ def test_the_spectral_embedding(shape):
     dense = 3 * n * n if (n < 200 or 5 * h >= n) else 0
     assert cost.ops == pytest.approx(7 * h * n**1.6, rel=1e-12)
     assert cost.memory["spectral_embedding"] == ((12 * h + 8 * k + 30) * n + dense) * FLOAT
+    # "or ANCHORED_OPS n h with anchors; ... plus 2 m^2 + 2 min(m^2, n k^2) with m
+    # anchors on the LOBPCG path" (beyond SHIFT_INVERT_N samples)
+    from causefs.blocks.initialization.spectral_embedding import ANCHORED_OPS
+
+    m, large = 47, 5000 + n
+    cost = SpectralEmbeddingBlock().cost(fit_size(large, d, h, k, M, q, n_anchors=m))
+    assert cost.ops == pytest.approx(ANCHORED_OPS * large * h, rel=1e-12)
+    assert cost.memory["spectral_embedding"] == ((12 * h + 8 * k + 30) * large + 2 * m * m
+                                                 + 2 * min(m * m, large * k * k)) * FLOAT
+    # at most SHIFT_INVERT_N samples shift-invert runs, anchors or not
+    assert SpectralEmbeddingBlock().cost(fit_size(*shape, n_anchors=m)).ops == cost_ops(shape)
 
 
 @pytest.mark.parametrize("n, h, dense", [(199, 2, True), (200, 2, False), (201, 2, False),

@@ -26,6 +26,7 @@ from causefs.model.fit_size import FitSize
 from causefs.model.problem import Problem
 from causefs.model.settings import Settings
 from causefs.numerics.adaptive_graphs import adaptive_graph
+from causefs.numerics.anchors import anchor_seeds, choose_anchors
 from causefs.numerics.given_neighbors import check_neighbors
 from causefs.plugins.registry import parts as registered_parts
 from causefs.testing.strategies import cause_fs_objective
@@ -316,34 +317,44 @@ def test_with_as_many_components_as_columns_f_is_the_largest_components_indicato
         np.testing.assert_array_equal(F, indicators(labels, order[:h]))
 
 
-@pytest.mark.parametrize(("n", "h", "k"), [(150, 6, 5), (190, 10, 5), (1000, 5, 5),
-                                           (3000, 5, 10), (3000, 10, 2), (6000, 5, 5)])
-def test_the_spectral_embedding_memory_bounds_the_measured_peak(n, h, k):
+@pytest.mark.parametrize(("n", "h", "k", "m"), [(150, 6, 5, None), (190, 10, 5, None),
+                                                (1000, 5, 5, None), (3000, 5, 10, None),
+                                                (3000, 10, 2, None), (6000, 5, 5, None),
+                                                (6000, 5, 5, 300), (6000, 6, 10, 1500)])
+def test_the_spectral_embedding_memory_bounds_the_measured_peak(n, h, k, m):
     """The declared phase is at least what a step allocates at its peak (tracemalloc) and
     at most three times it, on each path: dense below 200 samples, shift-invert, LOBPCG
     above SHIFT_INVERT_N. Declared before: 12 n h floats, 0.1 (dense path) to 0.7 of the
-    peak (the Laplacian, its factors and the Lanczos basis were not counted)."""
+    peak (the Laplacian, its factors and the Lanczos basis were not counted). With m
+    anchors, LOBPCG's preconditioner holds their Schur complement."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((n, 20)) + 3.0 * rng.integers(0, 4, (n, 1))
-    G, _ = adaptive_graph(X, k)
+    anchors = None if m is None else choose_anchors(n, m, 0)
+    G, _ = adaptive_graph(X, k, seeds=anchor_seeds(X, anchors, k))
     state = State(Problem(X=np.zeros((n, 1)), coding=np.zeros((n, 1)), n_clusters=h,
-                          n_neighbors=k, fields=registered_parts().fields), G=G)
+                          n_neighbors=k, fields=registered_parts().fields, anchors=anchors),
+                  G=G)
     block = SpectralEmbeddingBlock()
-    declared = block.cost(FitSize(n, 1, Settings(n_clusters=h, n_neighbors=k))).memory[
-        "spectral_embedding"]
+    declared = block.cost(FitSize(n, 1, Settings(n_clusters=h, n_neighbors=k,
+                                                 n_anchors=m))).memory["spectral_embedding"]
     peak = step_peak(block, state)
     assert peak <= declared <= 3 * peak, (peak, declared)
 
 
 def test_the_spectral_embedding_work_grows_as_h_n_to_the_1_6():
     """LOBPCG's products and Rayleigh-Ritz steps: linear in h, and its iterations grow
-    with n (the docstring's measured h n^1.6)."""
-    def ops(n, h):
-        return SpectralEmbeddingBlock().cost(FitSize(n, 1, Settings(n_clusters=h))).ops
+    with n (the docstring's measured h n^1.6); with anchors (their exact preconditioner)
+    the iterations do not grow with n: linear in n h."""
+    def ops(n, h, anchors=None):
+        return SpectralEmbeddingBlock().cost(
+            FitSize(n, 1, Settings(n_clusters=h, n_anchors=anchors))).ops
 
     assert ops(20_000, 3) >= 3 * 20_000  # at least one product of L with the h vectors
     assert ops(20_000, 6) == pytest.approx(2 * ops(20_000, 3))
     assert ops(40_000, 3) == pytest.approx(2**1.6 * ops(20_000, 3))
+    assert ops(20_000, 3, 1000) >= 3 * 20_000
+    assert ops(20_000, 6, 1000) == pytest.approx(2 * ops(20_000, 3, 1000))
+    assert ops(40_000, 3, 1000) == pytest.approx(2 * ops(20_000, 3, 1000))
 
 
 @pytest.mark.parametrize("threshold", [None, 100])  # shift-invert; LOBPCG

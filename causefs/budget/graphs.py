@@ -61,9 +61,10 @@ def graph_cost(size, count: int, *, fresh: bool, granular: bool = False) -> Cost
     anchors = resolve_anchors(size.settings.n_anchors, n)
     flops, ops = 0.0, 0.0
     if anchors is not None:
-        # n points against m anchors: a k-d tree of the anchors, or products with them;
+        # n points against m anchors: a k-d tree of the anchors, or products with them
+        # (a fresh graph of sparse data; the updates search the dense embeddings);
         # then the candidate table and closed form (ANCHOR_TREE_OPS, UPDATE_OPS)
-        if dims <= TREE_DIMS and size.density == 1.0:
+        if dims <= TREE_DIMS and (not fresh or size.density == 1.0):
             ops = ANCHOR_TREE_OPS * n * math.log2(max(anchors, 2)) * searched
         else:
             flops, ops = 2.0 * n * anchors * searched, 3.0 * n * anchors * count

@@ -26,6 +26,11 @@ EMBEDDING_SOLVERS = ("auto", "gpi", "subspace")
 SUBSPACE_N = 10_000
 #: ``max_iter=None``: at most this many iterations (GPI) or steps (subspace) a call
 DEFAULT_MAX_ITER = {"gpi": 200, "subspace": 30}
+#: steps a subspace call is priced at (at most its max_iter): the calls of the default
+#: fits at 100,000 x 64 stopped by the tolerance after 3 to 8 steps with anchors (the
+#: exact preconditioner) and 5 to 10 without (Jacobi); pricing the cap of 30 overstated
+#: the block 5-7x (docs/PERFORMANCE.md, "The embedding with anchors")
+SUBSPACE_STEPS = 8
 #: GPI iterations on the reduced problem of one subspace step (it has at most 3h rows:
 #: an iteration costs microseconds; the outer step resumes where a capped one stops)
 REDUCED_ITER = 10
@@ -236,7 +241,8 @@ class EmbeddingBlock(Block):
     def cost(self, size) -> Cost:
         """At most ``max_iter`` GPI iterations of a sparse product with L_G and a polar
         factor, memory-bound passes over (n, h) arrays (measured: benchmarks/
-        bench_estimate.py); a subspace step costs about eight of them (products with
+        bench_estimate.py); a subspace step (:data:`SUBSPACE_STEPS` of them) costs
+        about eight of them (products with
         2h directions, their orthonormal basis and the reduced problem: 36 ms against
         4.4 ms at 20,000 x 10). Memory: the (n, h) iterates and their products (the
         subspace's directions and their products are 2h wide), and the sparse
@@ -248,7 +254,8 @@ class EmbeddingBlock(Block):
         ``m^3 / 3`` operations are not counted (a tenth of a step at 10^6 x 10).
 
         Declared: GPI ``30 max_iter n h`` operations and ``8 n h + 12 n k`` floats;
-        subspace ``240 max_iter n h`` operations and ``20 n h + 12 n k`` floats, plus
+        subspace ``240 s n h`` operations, ``s = min(max_iter, SUBSPACE_STEPS)`` (the
+        steps its calls take, not its cap), and ``20 n h + 12 n k`` floats, plus
         ``2 m^2 + 2 min(m^2, n k^2)`` with m anchors."""
         n, h, k = size.n_samples, size.n_clusters, size.n_neighbors
         solver, max_iter = self.resolved(n)
@@ -259,7 +266,8 @@ class EmbeddingBlock(Block):
         m = resolve_anchors(size.settings.n_anchors, n)
         if m is not None:
             floats += 2 * m * m + 2 * min(m * m, n * k * k)
-        return Cost(ops=240.0 * max_iter * n * h, memory={"embedding": floats * 8})
+        steps = min(max_iter, SUBSPACE_STEPS)
+        return Cost(ops=240.0 * steps * n * h, memory={"embedding": floats * 8})
 
     def step(self, state: State) -> State:
         system = state.problem.objective.subproblem(EmbeddingSystem, state, "F")

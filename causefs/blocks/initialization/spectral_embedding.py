@@ -12,6 +12,7 @@ import scipy.sparse.linalg
 from ...core.parts import Cost
 from ...core.state import State
 from ...core.validation import SEED, check_value
+from ...numerics.anchors import resolve_anchors
 from ...numerics.laplacian import laplacian_matrix, symmetric_degree
 from ...numerics.preconditioners import anchor_preconditioner
 from ..base import Block
@@ -112,6 +113,11 @@ def smallest_eigenvectors(A, h: int, seed: int = 0, tol: float = 1e-8,
 #: 64 LOBPCG took 12 iterations for 1e-4 to 1e-2 (14 at 1e-1), 38 with Jacobi
 #: (docs/PERFORMANCE.md, "The embedding with anchors")
 ANCHOR_SHIFT = 1e-3
+#: operations per sample and cluster of the spectral embedding of a graph of anchors
+#: (LOBPCG with the anchors' exact preconditioner: about 12 iterations whatever n),
+#: from the default fit at 10^6 x 64 (22.6 s; docs/PERFORMANCE.md, "The embedding with
+#: anchors")
+ANCHORED_OPS = 2000.0
 
 
 def _lobpcg_complement(L, Z, wanted, rng, tol, anchors=None):
@@ -191,11 +197,22 @@ class SpectralEmbeddingBlock(Block):
         ``tests/test_initial_blocks.py``. A graph of many components adds an (n, c)
         basis of them, not counted.
 
-        Declared: ``7 h n^1.6`` operations; ``(12 h + 8 k + 30) n`` floats, plus
-        ``3 n^2`` on the dense path."""
+        With m anchors (beyond :data:`SHIFT_INVERT_N` samples) LOBPCG's preconditioner is
+        exact and its iterations no longer grow with n (12 at 100,000 x 64): priced
+        :data:`ANCHORED_OPS` per sample and cluster (the fit at 10^6 x 64 took 22.6 s,
+        the one at 10^5 1.1 s, half its price), plus the anchors' Schur complement
+        (``2 m^2 + 2 min(m^2, n k^2)`` floats, as the embedding block's).
+
+        Declared: ``7 h n^1.6`` operations, or ``ANCHORED_OPS n h`` with anchors;
+        ``(12 h + 8 k + 30) n`` floats, plus ``3 n^2`` on the dense path, plus
+        ``2 m^2 + 2 min(m^2, n k^2)`` with m anchors on the LOBPCG path."""
         n, h, k = size.n_samples, size.n_clusters, size.n_neighbors
         floats = (12 * h + 8 * k + 30) * n + (3 * n * n if dense_path(n, h) else 0)
-        return Cost(ops=7.0 * h * n**1.6, memory={"spectral_embedding": floats * 8})
+        m = resolve_anchors(size.settings.n_anchors, n)
+        if m is None or n <= SHIFT_INVERT_N or dense_path(n, h):
+            return Cost(ops=7.0 * h * n**1.6, memory={"spectral_embedding": floats * 8})
+        floats += 2 * m * m + 2 * min(m * m, n * k * k)
+        return Cost(ops=ANCHORED_OPS * n * h, memory={"spectral_embedding": floats * 8})
 
     def step(self, state: State) -> State:
         return state.replace(F=smallest_eigenvectors(state.G, state.problem.n_clusters,
