@@ -68,16 +68,24 @@ def orthonormal_basis(Z: np.ndarray) -> np.ndarray:
     of their Gram matrix (q x q: n q^2 work, no tall QR), twice, as in CholeskyQR2: the
     first pass loses orthogonality by the Gram's condition number, the second restores
     it. Directions whose Gram eigenvalue is at most 1e-12 of the largest (dependent
-    columns, a converged gradient) are dropped, and zero columns with them.
+    columns, a converged gradient) are dropped, and zero columns with them. The unit
+    scaling is applied to the Gram matrix and to the small (q, r) factor, not to Z:
+    each pass reads Z twice (its Gram, its product with the factor), a quarter of the
+    embedding block's time at 100,000 samples where Z itself was scaled
+    (docs/PERFORMANCE.md, "The embedding with anchors").
     """
     for _ in range(2):
-        norms = np.linalg.norm(Z, axis=0)
-        Z = Z[:, norms > 0] / norms[norms > 0]
+        gram = Z.T @ Z
+        squares = np.diag(gram).copy()
+        nonzero = squares > 0
+        if not nonzero.all():  # zero columns go
+            Z, gram, squares = Z[:, nonzero], gram[np.ix_(nonzero, nonzero)], squares[nonzero]
         if Z.shape[1] == 0:
             return Z
-        values, vectors = np.linalg.eigh(Z.T @ Z)
+        scale = 1.0 / np.sqrt(squares)
+        values, vectors = np.linalg.eigh(scale[:, None] * gram * scale[None, :])
         kept = values > 1e-12 * values[-1]
-        Z = Z @ (vectors[:, kept] / np.sqrt(values[kept]))
+        Z = Z @ (scale[:, None] * (vectors[:, kept] / np.sqrt(values[kept])))
     return Z
 
 
