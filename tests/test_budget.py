@@ -126,7 +126,7 @@ def test_estimates_are_finite_for_every_registered_schedule():
 #: takes 1000 beyond 20,000 samples; stopped after 6 iterations) measured by
 #: ``benchmarks/bench_speed.py`` on the idle 2-core Intel Xeon of docs/PERFORMANCE.md
 #: ("The embedding with anchors", 2026-12-01)
-MEASURED_FIT_SECONDS = {(100_000, 64): 52.0, (100_000, 256): 79.6, (1_000_000, 64): 611.6}
+MEASURED_FIT_SECONDS = {(100_000, 64): 40.4, (100_000, 256): 69.6, (1_000_000, 64): 558.8}
 #: the estimate's misses, said in docs/PERFORMANCE.md (none since the embedding is priced
 #: at the steps its calls take)
 MISSED: dict = {}
