@@ -16,6 +16,15 @@ def jacobi_preconditioner(diagonal: np.ndarray):
     return lambda R: scale[:, None] * R
 
 
+def anchor_preconditioner_floats(n: int, k: int, m: int) -> int:
+    """Floats :func:`anchor_preconditioner` holds for a graph of k neighbours a sample
+    and m anchors: the sparse product forming the Schur complement (``min(m^2, n k^2)``
+    entries, about two floats each with their indices) and the dense complement and
+    its factor (``2 m^2``), an upper bound measured with tracemalloc
+    (tests/test_descent_block_costs.py, tests/test_initial_blocks.py)."""
+    return 2 * m * m + 2 * min(m * m, n * k * k)
+
+
 def anchor_preconditioner(A, anchors: np.ndarray):
     """``R -> A^-1 R`` exactly, for an A whose samples outside ``anchors`` are coupled
     to anchors only; None for any other A.

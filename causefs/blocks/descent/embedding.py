@@ -10,7 +10,8 @@ from ...core.state import State
 from ...core.validation import Interval, check_choice, check_value
 from ...model.subproblems import EmbeddingSystem
 from ...numerics.anchors import resolve_anchors
-from ...numerics.preconditioners import anchor_preconditioner, jacobi_preconditioner
+from ...numerics.preconditioners import (anchor_preconditioner,
+                                        anchor_preconditioner_floats, jacobi_preconditioner)
 from ..base import Block
 
 #: solvers of the F subproblem: "gpi" (the paper's generalized power iteration),
@@ -273,7 +274,7 @@ class EmbeddingBlock(Block):
         floats = 20 * n * h + 12 * n * k
         m = resolve_anchors(size.settings.n_anchors, n)
         if m is not None:
-            floats += 2 * m * m + 2 * min(m * m, n * k * k)
+            floats += anchor_preconditioner_floats(n, k, m)
         steps = min(max_iter, SUBSPACE_STEPS)
         return Cost(ops=240.0 * steps * n * h, memory={"embedding": floats * 8})
 

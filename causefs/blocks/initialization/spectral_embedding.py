@@ -14,7 +14,7 @@ from ...core.state import State
 from ...core.validation import SEED, check_value
 from ...numerics.anchors import resolve_anchors
 from ...numerics.laplacian import laplacian_matrix, symmetric_degree
-from ...numerics.preconditioners import anchor_preconditioner
+from ...numerics.preconditioners import anchor_preconditioner, anchor_preconditioner_floats
 from ..base import Block
 
 
@@ -125,17 +125,17 @@ def _lobpcg_complement(L, Z, wanted, rng, tol, anchors=None):
     LOBPCG does not converge: when, after at most 1000 iterations, a column's residual
     norm exceeds ``sqrt(tol)`` times the Gershgorin bound on ``||L||`` (at least 1)."""
     L = L.tocsr()
-    n = L.shape[0]
-    preconditioner = scipy.sparse.diags(1.0 / np.maximum(L.diagonal(), np.finfo(float).tiny))
-    if anchors is not None:
-        sigma = ANCHOR_SHIFT * float(L.diagonal().mean())
-        inverse = anchor_preconditioner(L + sigma * scipy.sparse.identity(n, format="csr"),
-                                        anchors)
-        if inverse is not None:
-            preconditioner = scipy.sparse.linalg.LinearOperator(
-                (n, n), matvec=lambda v: inverse(v.reshape(n, -1)).reshape(v.shape),
-                matmat=inverse, dtype=float)
-    start = rng.standard_normal((L.shape[0], wanted))
+    n, degrees = L.shape[0], L.diagonal()
+    inverse = None if anchors is None else anchor_preconditioner(
+        L + ANCHOR_SHIFT * float(degrees.mean()) * scipy.sparse.identity(n, format="csr"),
+        anchors)
+    if inverse is None:
+        preconditioner = scipy.sparse.diags(1.0 / np.maximum(degrees, np.finfo(float).tiny))
+    else:
+        preconditioner = scipy.sparse.linalg.LinearOperator(
+            (n, n), matvec=lambda v: inverse(v.reshape(n, -1)).reshape(v.shape),
+            matmat=inverse, dtype=float)
+    start = rng.standard_normal((n, wanted))
     with warnings.catch_warnings():
         # non-convergence is checked below from the residuals, not from the warning
         warnings.simplefilter("ignore", UserWarning)
@@ -211,7 +211,7 @@ class SpectralEmbeddingBlock(Block):
         m = resolve_anchors(size.settings.n_anchors, n)
         if m is None or n <= SHIFT_INVERT_N or dense_path(n, h):
             return Cost(ops=7.0 * h * n**1.6, memory={"spectral_embedding": floats * 8})
-        floats += 2 * m * m + 2 * min(m * m, n * k * k)
+        floats += anchor_preconditioner_floats(n, k, m)
         return Cost(ops=ANCHORED_OPS * n * h, memory={"spectral_embedding": floats * 8})
 
     def step(self, state: State) -> State:
