@@ -28,6 +28,7 @@ from .numerics.given_neighbors import check_neighbors
 from .numerics.nuisance_effects import cluster_evidence, variance_share
 from .numerics.scaling import constant_features, scale_features
 from .numerics.sparse import column_nonzeros
+from .numerics.allocation import retained_memory
 from .numerics.threads import fit_threads
 
 logger = logging.getLogger("causefs")
@@ -459,9 +460,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
         self._estimate(X.shape[0], active.size, parts,
                        column_nonzeros(X_active).sum() / (X.shape[0] * active.size),
                        0 if Z is None else Z.shape[1])
-        # a long block is logged as it runs
+        # a long block is logged as it runs; freed temporaries' pages serve the next ones
         with _progress(settings.max_iter, settings.verbose) as callback, fit_threads(), \
-                Heartbeat(logger):
+                retained_memory(), Heartbeat(logger):
             result = run_cause_fs(X_active, parts, seed=seed, callback=callback, Z=Z,
                                   neighbors=neighbors)
         self._store(result, active, X.shape[1], n_selected)
