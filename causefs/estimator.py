@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .blocks.initialization.initial_graphs import InitialFusedGraphBlock
 from .budget import ANNOUNCED_FIT_SECONDS, LONG_FIT_SECONDS, check_memory, per_feature_floor
+from .budget.memory import available_memory
 from .core.progress import Heartbeat
 from .core.validation import masked_positions
 from .engine import build_parts, estimate, objective_spec, run_cause_fs, uses_nuisance
@@ -28,7 +29,7 @@ from .numerics.given_neighbors import check_neighbors
 from .numerics.nuisance_effects import cluster_evidence, variance_share
 from .numerics.scaling import constant_features, scale_features
 from .numerics.sparse import column_nonzeros
-from .numerics.allocation import retained_memory
+from .numerics.allocation import retained_memory, worth_retaining
 from .numerics.threads import fit_threads
 
 logger = logging.getLogger("causefs")
@@ -461,8 +462,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
                        column_nonzeros(X_active).sum() / (X.shape[0] * active.size),
                        0 if Z is None else Z.shape[1])
         # a long block is logged as it runs; freed temporaries' pages serve the next ones
+        keep = worth_retaining(self.memory_estimate_, available_memory())
         with _progress(settings.max_iter, settings.verbose) as callback, fit_threads(), \
-                retained_memory(), Heartbeat(logger):
+                retained_memory(keep), Heartbeat(logger):
             result = run_cause_fs(X_active, parts, seed=seed, callback=callback, Z=Z,
                                   neighbors=neighbors)
         self._store(result, active, X.shape[1], n_selected)

@@ -9,7 +9,7 @@ import threading
 import numpy as np
 import pytest
 
-from causefs import CauseFS
+from causefs import CauseFS, estimator
 from causefs.numerics import allocation
 from causefs.numerics.allocation import retained_memory
 
@@ -34,7 +34,7 @@ def mallinfo():
 
 @pytest.fixture
 def policy_on(monkeypatch):
-    monkeypatch.delenv(allocation.SWITCH, raising=False)
+    monkeypatch.delenv(allocation.SWITCH, raising=False)  # the choice by size
 
 
 def test_a_large_block_is_mmapped_outside_a_fit_and_comes_from_the_heap_inside(policy_on):
@@ -119,9 +119,32 @@ def test_the_defaults_come_back_when_the_fit_raises(recording):
     assert allocation._depth == 0
 
 
-def test_the_environment_switches_the_policy_off(recording, monkeypatch):
-    monkeypatch.setenv(allocation.SWITCH, "0")
-    with retained_memory():
+GIB = 2**30
+
+
+@pytest.mark.parametrize(("switch", "peak", "available", "kept"), [
+    (None, 1 * GIB, 8 * GIB, True),      # an eighth of what is available
+    (None, 2 * GIB, 8 * GIB, True),      # a quarter: the edge, kept
+    (None, 2 * GIB + 1, 8 * GIB, False),
+    (None, 9 * GIB, 22 * GIB, False),    # 1,000,000 x 64 on the benchmark machine
+    (None, 1 * GIB, None, False),        # available memory unknown
+    (None, None, 8 * GIB, False),        # no estimate
+    ("0", 1 * GIB, 8 * GIB, False),
+    ("1", 9 * GIB, 8 * GIB, True),
+    (" 1 ", None, None, True),
+    ("auto", 9 * GIB, 22 * GIB, False),  # anything else: by size
+])
+def test_a_fit_keeps_its_memory_when_its_peak_is_a_quarter_of_what_is_available(
+        monkeypatch, switch, peak, available, kept):
+    if switch is None:
+        monkeypatch.delenv(allocation.SWITCH, raising=False)
+    else:
+        monkeypatch.setenv(allocation.SWITCH, switch)
+    assert allocation.worth_retaining(peak, available) is kept
+
+
+def test_an_inactive_policy_leaves_glibc_alone(recording):
+    with retained_memory(False):
         pass
     assert recording.calls == []
 
@@ -133,10 +156,15 @@ def test_other_c_libraries_are_left_alone(monkeypatch):
         pass
 
 
-def test_a_fit_runs_under_the_policy(recording):
+@pytest.mark.parametrize(("available", "calls"), [
+    (10**12, RETAIN + RESTORE), (10**6, [])])
+def test_a_fit_keeps_its_memory_by_its_estimated_peak(recording, monkeypatch,
+                                                      available, calls):
+    monkeypatch.setattr(estimator, "available_memory", lambda: available)
     X = np.random.default_rng(0).random((60, 8))
-    CauseFS(n_clusters=2, n_features_to_select=3, random_state=0).fit(X)
-    assert recording.calls == RETAIN + RESTORE
+    fitted = CauseFS(n_clusters=2, n_features_to_select=3, random_state=0).fit(X)
+    assert 10**6 / 4 < fitted.memory_estimate_ < 10**12 / 4
+    assert recording.calls == calls
 
 
 def test_a_fit_selects_the_same_features_with_and_without_the_policy(monkeypatch):
