@@ -6,8 +6,8 @@ glibc's ``malloc`` serves every block above 32 MiB (and, by its dynamic threshol
 smaller ones) with its own ``mmap`` and gives it back with ``munmap`` when it is freed,
 so the next such array starts on pages the kernel must find, zero and map again. On
 the 2-core VMs the benchmarks run on, those pages cost about 3 s a GiB once the host
-has taken them back (a few seconds after they were freed): a 173 MB temporary took
-1.1 s to fill on first touch and 0.1 s the second time, inside a 100,000 x 256 fit
+has taken them back (a few seconds after they were freed): inside a 100,000 x 256 fit,
+a sparse product writing 173 MB took 1.1 s the first time and 0.1 s when repeated
 (docs/PERFORMANCE.md, "Memory kept by the allocator").
 
 :func:`retained_memory` therefore tells glibc, for the duration of a fit, to serve
@@ -17,8 +17,8 @@ On leaving, it restores glibc's defaults and returns the free memory with
 ``malloc_trim(0)``. The numbers computed do not change, only where the arrays live.
 
 The price is the heap's fragmentation: blocks freed in its middle stay resident, so the
-peak grows (2.53 GiB for 2.30 at 100,000 x 256; 8.28 GiB for 6.2 at 1,000,000 x 64,
-where no speed-up was shown). A fit therefore keeps its memory only when its
+peak grows (2.53 GiB for 2.30 at 100,000 x 256; 8.28 GiB for 6.21 at 1,000,000 x 64,
+which then took 560.7 s for 673.0). A fit therefore keeps its memory only when its
 estimated peak is at most :data:`RETAINED_SHARE` of the memory available
 (:func:`worth_retaining`), and the environment variable ``CAUSEFS_RETAIN_MEMORY``
 overrides that: ``0`` never, ``1`` always.
@@ -49,7 +49,7 @@ RETAINED_TRIM_THRESHOLD = 2**31 - 1
 #: the environment variable that overrides the choice by size: "0" never, "1" always
 SWITCH = "CAUSEFS_RETAIN_MEMORY"
 #: the share of the available memory a fit's estimated peak may take for the fit to keep
-#: its freed blocks (the heap's fragmentation added 10-35 % to the measured peaks)
+#: its freed blocks (the heap's fragmentation added 10-33 % to the measured peaks)
 RETAINED_SHARE = 0.25
 
 _lock = threading.Lock()
