@@ -229,3 +229,38 @@ def test_an_item_has_one_thread_while_others_wait():
     pool.waiting, pool.running = 0, 2
     assert pool.share() == 1
     assert _Pool(threads=3, items=2).share() == 1  # nothing started yet: all wait
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # max_iter=2
+@pytest.mark.parametrize("below", [True, False])
+def test_graphs_of_few_samples_are_built_on_the_callers_thread(monkeypatch, below):
+    """Below ``PARALLEL_GRAPHS_N`` samples every granular graph of a fit (initial, S
+    block, regrouping) is built on the thread that called ``fit``; from it on, on the
+    workers of ``parallel_map`` (two threads allowed)."""
+    import numpy as np
+
+    from causefs import CauseFS
+    from causefs.blocks.descent import granular_graphs
+    from causefs.blocks.initialization import initial_graphs
+    from causefs.numerics.adaptive_graphs import PARALLEL_GRAPHS_N, adaptive_graph
+
+    built_on = []
+
+    def recording(*args, **kwargs):
+        built_on.append(threading.get_ident())
+        return adaptive_graph(*args, **kwargs)
+
+    def recording_granular(*args, **kwargs):  # the initial fused graph passes no warm
+        return (recording if "warm" in kwargs else adaptive_graph)(*args, **kwargs)
+
+    monkeypatch.setattr(granular_graphs, "adaptive_graph", recording)
+    monkeypatch.setattr(initial_graphs, "adaptive_graph", recording_granular)
+    n = PARALLEL_GRAPHS_N - 1 if below else PARALLEL_GRAPHS_N
+    X = np.random.default_rng(0).random((n, 12))
+    with threadpool_limits(limits=2):
+        CauseFS(n_clusters=3, n_features_to_select=4, max_iter=2, random_state=0).fit(X)
+    assert len(built_on) > 4  # the initial graphs and the S block's, several groups
+    if below:
+        assert set(built_on) == {threading.get_ident()}
+    else:
+        assert threading.get_ident() not in set(built_on)

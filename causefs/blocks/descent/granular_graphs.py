@@ -8,7 +8,7 @@ from ...budget.graphs import graph_cost
 from ...core.parts import Cost
 from ...core.state import State
 from ...model.subproblems import GraphCost
-from ...numerics.adaptive_graphs import adaptive_graph
+from ...numerics.adaptive_graphs import adaptive_graph, graph_threads
 from ...numerics.anchors import anchor_seeds
 from ...numerics.threads import parallel_map
 from .graph_update import GraphUpdateBlock
@@ -22,7 +22,9 @@ def granular_graphs(state: State, groups, nu, algorithm: str, previous=None, kee
     granularity block, which rebuilds the graphs for new groups; ``algorithm`` is the
     candidate search. ``previous`` (the current ``(S, gamma)`` tuples) selects the
     monotone update; ``keep`` lists groups whose current graph is kept as it is. The
-    graphs are independent: they are built in parallel on the caller's threads.
+    graphs are independent: they are built in parallel on the caller's threads (one
+    after another below :data:`~causefs.numerics.adaptive_graphs.PARALLEL_GRAPHS_N`
+    samples).
     """
     p = state.problem
     old_graphs, old_gammas = state.S or (), state.gamma or ()
@@ -43,7 +45,8 @@ def granular_graphs(state: State, groups, nu, algorithm: str, previous=None, kee
                               warm=warm,
                               seeds=anchor_seeds(cost.points, p.anchors, p.n_neighbors))
 
-    built = parallel_map(build, range(len(nu)))
+    built = parallel_map(build, range(len(nu)),
+                         threads=graph_threads(state.X_adjusted.shape[0]))
     return tuple(S for S, _ in built), tuple(gamma for _, gamma in built)
 
 

@@ -8,7 +8,7 @@ from ...budget.graphs import graph_cost
 from ...core.parts import Cost
 from ...core.state import State
 from ...model.settings import DEFAULTS, check_setting
-from ...numerics.adaptive_graphs import adaptive_graph
+from ...numerics.adaptive_graphs import adaptive_graph, graph_threads
 from ...numerics.anchors import anchor_seeds
 from ...numerics.given_neighbors import given_candidates
 from ...numerics.sparse import row_major
@@ -27,7 +27,8 @@ class InitialGranularGraphsBlock(Block):
     and neighbours by all features are seldom neighbours by a group's (3 % of them,
     averaged over the groups of a 50,000 x 64 case; docs/PERFORMANCE.md, "Large n, now"). Groups of few features are
     searched exactly by a k-d tree. The graphs are built in parallel on the caller's
-    threads.
+    threads (one after another below
+    :data:`~causefs.numerics.adaptive_graphs.PARALLEL_GRAPHS_N` samples).
 
     Parameters
     ----------
@@ -58,7 +59,8 @@ class InitialGranularGraphsBlock(Block):
                                   warm=[state.G],
                                   seeds=anchor_seeds(X_m, p.anchors, p.n_neighbors))
 
-        graphs = parallel_map(build, range(int(state.groups.max()) + 1))
+        graphs = parallel_map(build, range(int(state.groups.max()) + 1),
+                              threads=graph_threads(state.X_adjusted.shape[0]))
         return state.replace(S=tuple(g for g, _ in graphs), gamma=tuple(c for _, c in graphs))
 
 
