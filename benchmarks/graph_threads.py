@@ -1,5 +1,5 @@
 """Default fits with their granular graphs built in parallel or one after another
-(``causefs.numerics.adaptive_graphs.PARALLEL_GRAPHS_N``), each setting in its own
+(``causefs.numerics.threads.PARALLEL_GRAPHS_N``), each setting in its own
 process.
 
     python benchmarks/graph_threads.py [--thresholds 0 1e9] [--repeats 4]
@@ -27,8 +27,8 @@ from bench_scale import against_first, child_json  # beside this file
 CHILD = r"""
 import json, sys, time
 import numpy as np
-import causefs.numerics.adaptive_graphs as adaptive_graphs
-adaptive_graphs.PARALLEL_GRAPHS_N = float(sys.argv[1])
+import causefs.numerics.threads as threads
+threads.PARALLEL_GRAPHS_N = float(sys.argv[1])
 sys.path.insert(0, sys.argv[-1])
 from bench_scale import load_case  # the benchmarks' cases, beside this file
 from causefs import CauseFS

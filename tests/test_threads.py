@@ -242,7 +242,8 @@ def test_graphs_of_few_samples_are_built_on_the_callers_thread(monkeypatch, belo
     from causefs import CauseFS
     from causefs.blocks.descent import granular_graphs
     from causefs.blocks.initialization import initial_graphs
-    from causefs.numerics.adaptive_graphs import PARALLEL_GRAPHS_N, adaptive_graph
+    from causefs.numerics.adaptive_graphs import adaptive_graph
+    from causefs.numerics.threads import PARALLEL_GRAPHS_N
 
     built_on = []
 

@@ -37,23 +37,6 @@ ADAPTIVE_UPDATES = {
 }
 
 
-#: several graphs of fewer points than this are built one after another, not in
-#: parallel: a small graph's many short NumPy calls hold the GIL, and two threads
-#: contending for it cost more than they share. Inside default fits (2 cores, idle),
-#: the graph blocks took 0.38-0.78x the time built one after another at 70-500 points
-#: (three development sets, JAFFE, digits subsets), 0.88-1.03x at 600-1000, 1.07-1.46x
-#: above (UMIST's 575 points in 20 dimensions 1.28x); docs/PERFORMANCE.md, "Small
-#: graphs on one thread"
-PARALLEL_GRAPHS_N = 500
-
-
-def graph_threads(n: int) -> int | None:
-    """The ``threads`` of :func:`~causefs.numerics.threads.parallel_map` that builds
-    several adaptive-neighbour graphs of ``n`` points: 1 below
-    :data:`PARALLEL_GRAPHS_N`, else None (the caller's)."""
-    return 1 if n < PARALLEL_GRAPHS_N else None
-
-
 def check_adaptive_update(value: str) -> str:
     """``value`` if it is one of :data:`ADAPTIVE_UPDATES`."""
     return check_choice("adaptive_update", value, ADAPTIVE_UPDATES)

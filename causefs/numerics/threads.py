@@ -38,6 +38,15 @@ BUSY_INTERVAL = 0.25
 #: threads a fit widens to are those the caller allows less the cores busy elsewhere,
 #: rounded (half a core busy elsewhere still leaves two of two threads)
 BUSY_ROUNDING = 0.5
+#: several graphs of fewer samples than this are built one after another, not in
+#: parallel: a small graph's many short NumPy calls hold the GIL, and two threads
+#: contending for it cost more than they share. Inside default fits (2 cores, idle), the
+#: graph blocks took 0.37-0.79x the time built one after another at 70-500 samples (three
+#: development sets, JAFFE, digits subsets; one run of 300 samples 1.03x, two others
+#: 0.66-0.72x), 0.75-1.02x at 756-1000, 1.12-1.50x at 1404-1797, 1.19x at UMIST's 575
+#: in 20 clusters (benchmarks/graph_threads.py; docs/PERFORMANCE.md, "Small graphs on
+#: one thread")
+PARALLEL_GRAPHS_N = 500
 
 
 class _Threads:
@@ -236,3 +245,9 @@ def parallel_map(function, items, threads: int | None = None) -> list:
     with ThreadPoolExecutor(max_workers=workers) as executor:
         return list(executor.map(work, items))
 
+
+def graph_threads(n: int) -> int | None:
+    """The ``threads`` of the :func:`parallel_map` that builds several adaptive-neighbour
+    graphs of ``n`` samples: 1 below :data:`PARALLEL_GRAPHS_N`, else None (the
+    caller's)."""
+    return 1 if n < PARALLEL_GRAPHS_N else None

@@ -8,9 +8,9 @@ from ...budget.graphs import graph_cost
 from ...core.parts import Cost
 from ...core.state import State
 from ...model.subproblems import GraphCost
-from ...numerics.adaptive_graphs import adaptive_graph, graph_threads
+from ...numerics.adaptive_graphs import adaptive_graph
 from ...numerics.anchors import anchor_seeds
-from ...numerics.threads import parallel_map
+from ...numerics.threads import graph_threads, parallel_map
 from .graph_update import GraphUpdateBlock
 
 
@@ -23,7 +23,7 @@ def granular_graphs(state: State, groups, nu, algorithm: str, previous=None, kee
     candidate search. ``previous`` (the current ``(S, gamma)`` tuples) selects the
     monotone update; ``keep`` lists groups whose current graph is kept as it is. The
     graphs are independent: they are built in parallel on the caller's threads (one
-    after another below :data:`~causefs.numerics.adaptive_graphs.PARALLEL_GRAPHS_N`
+    after another below :data:`~causefs.numerics.threads.PARALLEL_GRAPHS_N`
     samples).
     """
     p = state.problem

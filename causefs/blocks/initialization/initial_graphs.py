@@ -8,11 +8,11 @@ from ...budget.graphs import graph_cost
 from ...core.parts import Cost
 from ...core.state import State
 from ...model.settings import DEFAULTS, check_setting
-from ...numerics.adaptive_graphs import adaptive_graph, graph_threads
+from ...numerics.adaptive_graphs import adaptive_graph
 from ...numerics.anchors import anchor_seeds
 from ...numerics.given_neighbors import given_candidates
 from ...numerics.sparse import row_major
-from ...numerics.threads import parallel_map
+from ...numerics.threads import graph_threads, parallel_map
 from ..base import Block
 
 
@@ -28,7 +28,7 @@ class InitialGranularGraphsBlock(Block):
     averaged over the groups of a 50,000 x 64 case; docs/PERFORMANCE.md, "Large n, now"). Groups of few features are
     searched exactly by a k-d tree. The graphs are built in parallel on the caller's
     threads (one after another below
-    :data:`~causefs.numerics.adaptive_graphs.PARALLEL_GRAPHS_N` samples).
+    :data:`~causefs.numerics.threads.PARALLEL_GRAPHS_N` samples).
 
     Parameters
     ----------
