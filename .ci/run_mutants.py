@@ -154,6 +154,7 @@ SETS = {
                "tests/test_settings.py", "tests/test_state.py",
                "tests/test_contracts.py::test_a_requirement_must_be_a_constructor_argument_"
                "the_engine_provides"]),
+    "system_memory": (["causefs/budget/system_memory.py"], ["tests/test_system_memory.py"]),
     "core": (["causefs/core/state.py", "causefs/core/validation.py", "causefs/core/parts.py",
               "causefs/core/progress.py", "causefs/core/extras.py",
               "causefs/numerics/threads.py"],

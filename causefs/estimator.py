@@ -236,7 +236,9 @@ class CauseFS(SelectorMixin, BaseEstimator):
         takes at most 1 GiB (n <= 11,585), else uses products.
     memory_limit : "auto", int, str or None, default="auto"
         Budget for the estimated peak memory of the fit (:mod:`causefs.budget`):
-        ``"auto"`` is 80% of the memory available when ``fit`` starts, an int is bytes,
+        ``"auto"`` is 80% of what the process may allocate when ``fit`` starts (the
+        least of the machine's available memory, the headroom of its memory cgroup and
+        its address-space limit: :mod:`causefs.budget.system_memory`), an int is bytes,
         a string like ``"8GB"``; None disables the check. A fit over budget raises
         :class:`~causefs.budget.MemoryLimitError` naming a setting that would fit.
     trace : bool, default=False

@@ -54,7 +54,8 @@ def test_the_guard_names_a_setting_that_fits(options, phase):
 
 def test_the_guard_can_be_switched_off(monkeypatch):
     """A fit that every limit (auto included) refuses runs with memory_limit=None."""
-    monkeypatch.setattr("causefs.budget.memory.available_memory", lambda: 1024)
+    monkeypatch.setattr("causefs.budget.memory.memory_headroom",
+                        lambda: {"memory available on the machine": 1024})
     X = np.random.default_rng(0).random((40, 5))
     for limit in ("auto", "1KB"):
         with pytest.raises(MemoryLimitError):

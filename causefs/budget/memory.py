@@ -8,11 +8,11 @@ the phases it runs (:class:`causefs.core.parts.Cost`), an upper bound in float64
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from ..core.validation import parse_bytes
 from ..model.settings import check_setting
+from .system_memory import address_space_headroom, cgroup_headroom, machine_available
 
 _GIB = 1 << 30
 
@@ -55,12 +55,22 @@ def per_feature_floor(n_features: int, n_clusters: int) -> MemoryEstimate:
                                       "columns) first"})
 
 
+def memory_headroom() -> dict:
+    """Bytes the process may allocate now, by what bounds them
+    (:mod:`causefs.budget.system_memory`): the machine's available memory, the headroom of
+    its memory cgroup (a container, a batch job) and its address-space limit; the ones
+    not known or not set are left out."""
+    bounds = {"memory available on the machine": machine_available(),
+              "headroom of the process's memory cgroup": cgroup_headroom(),
+              "room left under the process's address-space limit (ulimit -v)":
+                  address_space_headroom()}
+    return {bound: size for bound, size in bounds.items() if size is not None}
+
+
 def available_memory() -> int | None:
-    """Bytes of memory available now (Linux/macOS ``sysconf``), or None if unknown."""
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
-        return None
+    """Bytes the process may allocate now: the least of :func:`memory_headroom`, or None
+    if none is known."""
+    return min(memory_headroom().values(), default=None)
 
 
 def parse_memory_limit(limit) -> int | str | None:
@@ -72,22 +82,25 @@ def parse_memory_limit(limit) -> int | str | None:
 def check_memory(estimate: MemoryEstimate, limit) -> None:
     """Raise :class:`MemoryLimitError` when the estimated peak exceeds ``limit``.
 
-    ``limit``: bytes, a string such as ``"8GB"``, ``"auto"`` (80% of the memory
-    available now), or None (no check).
+    ``limit``: bytes, a string such as ``"8GB"``, ``"auto"`` (80% of the memory the
+    process may allocate now, :func:`available_memory`), or None (no check).
     """
     budget = parse_memory_limit(limit)
     if budget is None:
         return
+    source = ""
     if budget == "auto":
-        available = available_memory()
-        if available is None:
+        headroom = memory_headroom()
+        if not headroom:
             return
-        budget = int(0.8 * available)
+        bound = min(headroom, key=headroom.get)
+        budget = int(0.8 * headroom[bound])
+        source = f": 80% of {headroom[bound] / _GIB:.2f} GiB, the {bound}"
     if estimate.peak > budget:
         phase = estimate.worst_phase
         advice = estimate.advice.get(phase, "reduce the number of samples")
         raise MemoryLimitError(
             f"this fit needs an estimated {estimate.peak / _GIB:.2f} GiB at its peak "
             f"({phase}: {estimate.phases[phase] / _GIB:.2f} GiB), more than the budget of "
-            f"{budget / _GIB:.2f} GiB (memory_limit={limit!r}); {advice}, or raise "
+            f"{budget / _GIB:.2f} GiB (memory_limit={limit!r}{source}); {advice}, or raise "
             "memory_limit")
