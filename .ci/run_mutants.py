@@ -154,13 +154,15 @@ SETS = {
                "tests/test_settings.py", "tests/test_state.py",
                "tests/test_contracts.py::test_a_requirement_must_be_a_constructor_argument_"
                "the_engine_provides"]),
-    "system_memory": (["causefs/budget/system_memory.py"], ["tests/test_system_memory.py"]),
+    "system_limits": (["causefs/core/cgroups.py", "causefs/budget/system_memory.py"],
+                      ["tests/test_cgroups.py", "tests/test_system_memory.py"]),
     "core": (["causefs/core/state.py", "causefs/core/validation.py", "causefs/core/parts.py",
               "causefs/core/progress.py", "causefs/core/extras.py",
               "causefs/numerics/threads.py"],
              ["tests/test_state.py", "tests/test_validation.py", "tests/test_parts.py",
               "tests/test_progress.py", "tests/test_threads.py", "tests/test_option_checks.py",
-              "tests/test_numerics_budgets.py", "tests/test_memory.py::test_parse_bytes"]
+              "tests/test_numerics_budgets.py", "tests/test_memory.py::test_parse_bytes",
+              "tests/test_cgroups.py"]
              + [f"tests/test_conventions.py::{test}" for test in (
                  "test_a_missing_extra_is_named",
                  "test_only_the_missing_module_itself_is_reported_as_an_extra",

@@ -14,6 +14,7 @@ import pytest
 from causefs import CauseFS
 from causefs.budget import MemoryLimitError
 from causefs.budget import memory, system_memory
+from causefs.core.cgroups import cgroup_directories
 from causefs.budget.system_memory import (address_space_headroom, cgroup_headroom,
                                           machine_available)
 
@@ -239,8 +240,8 @@ except MemoryLimitError as error:
 def memory_cgroup(tmp_path):
     """A child of this process's memory cgroup limited to 600 MB, where this machine
     lets the test make one (root, a memory hierarchy it may write); else a skip."""
-    limited = [(Path(mount_point, *parts), system_memory.CGROUP_FILES[fstype][0])
-               for fstype, mount_point, parts in system_memory._memory_cgroups("/proc/self")]
+    limited = [(Path(directories[0]), system_memory.CGROUP_FILES[fstype][0])
+               for fstype, directories in cgroup_directories("memory")]
     limited = [(own, name) for own, name in limited if (own / name).exists()]
     if not limited:
         pytest.skip("no memory cgroup with a limit file")

@@ -21,6 +21,14 @@ from causefs.numerics.threads import (
 )
 
 
+@pytest.fixture(autouse=True)
+def cpus_for_every_thread_asked(monkeypatch):
+    """The tests here play callers of more threads than this machine may have CPUs
+    (``threadpool_limits(limits=4)``): the cap on the CPUs the process may run on is
+    tested apart (tests/test_cgroups.py)."""
+    monkeypatch.setattr(threads_module, "process_cpus", lambda: 64)
+
+
 def busy_seconds_of_the_machine():
     """proc(5): the first line of /proc/stat counts, in clock ticks, user, nice, system,
     idle, iowait, irq, softirq, steal (then guest and guest_nice, already counted in

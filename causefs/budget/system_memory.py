@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import posixpath
 
+from ..core.cgroups import cgroup_directories, read_number, stat_line
+
 #: a cgroup v1 limit at or above this is no limit (the kernel writes its page counter's
 #: maximum, about 2**63 bytes, for "unlimited")
 UNLIMITED = 1 << 60
@@ -50,21 +52,18 @@ def cgroup_headroom(proc_self: str = "/proc/self") -> int | None:
 
     The process's cgroup and each of its ancestors with a limit (v2 ``memory.max``, v1
     ``memory.limit_in_bytes``) leave ``limit - usage + inactive file pages``; the least
-    of them is returned. The cgroup is found as the kernel names it in
-    ``/proc/self/cgroup``, under the mount of its hierarchy in ``/proc/self/mountinfo``
-    (in a container the mount's root is the container's cgroup).
+    of them is returned (the cgroups as :mod:`causefs.core.cgroups` finds them).
     """
     least = None
-    for fstype, mount_point, parts in _memory_cgroups(proc_self):
+    for fstype, directories in cgroup_directories("memory", proc_self):
         limit_file, usage_file, reclaimable_line = CGROUP_FILES[fstype]
-        for depth in range(len(parts), -1, -1):  # the cgroup, then its ancestors
-            directory = posixpath.join(mount_point, *parts[:depth])
-            limit = _read_number(posixpath.join(directory, limit_file))
+        for directory in directories:  # the cgroup, then its ancestors
+            limit = read_number(posixpath.join(directory, limit_file))
             if limit is None or limit >= UNLIMITED:
                 continue
-            usage = _read_number(posixpath.join(directory, usage_file)) or 0
-            reclaimable = _stat_line(posixpath.join(directory, "memory.stat"),
-                                     reclaimable_line)
+            usage = read_number(posixpath.join(directory, usage_file)) or 0
+            reclaimable = stat_line(posixpath.join(directory, "memory.stat"),
+                                    reclaimable_line)
             headroom = max(0, limit - usage + reclaimable)
             least = headroom if least is None else min(least, headroom)
     return least
@@ -81,64 +80,5 @@ def address_space_headroom(status: str = "/proc/self/status") -> int | None:
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft == resource.RLIM_INFINITY:
         return None
-    mapped = _stat_line(status, "VmSize:", scale=1024, default=None)
+    mapped = stat_line(status, "VmSize:", scale=1024, default=None)
     return None if mapped is None else max(0, soft - mapped)
-
-
-def _memory_cgroups(proc_self: str):
-    """``(fstype, mount point, path)`` of every memory cgroup of the process, ``path``
-    the list of directories from the mount point down to its cgroup: v2's unified one and
-    v1's ``memory`` hierarchy (a machine may mount both)."""
-    paths = {}
-    try:
-        with open(posixpath.join(proc_self, "cgroup")) as handle:
-            for line in handle.read().splitlines():
-                # hierarchy:controllers:path, and the path may hold colons
-                hierarchy, controllers, path = line.split(":", 2)
-                if hierarchy == "0":  # v2's one hierarchy; v1's are numbered from 1
-                    paths["cgroup2"] = path
-                elif "memory" in controllers.split(","):
-                    paths["cgroup"] = path
-        with open(posixpath.join(proc_self, "mountinfo")) as handle:
-            mounts = handle.read().splitlines()
-    except (OSError, ValueError):
-        return []
-    found = []
-    for line in mounts:
-        # id parent device root mount-point options [optional...] - type source options
-        head, _, tail = line.partition(" - ")
-        head, tail = head.split(), tail.split()
-        if len(tail) < 3 or tail[0] not in paths:  # no " - ": not a mount's line
-            continue
-        if tail[0] == "cgroup" and "memory" not in tail[2].split(","):
-            continue
-        root, mount_point = head[3], head[4].replace("\\040", " ")
-        inside = posixpath.relpath(paths[tail[0]], root)
-        # a cgroup outside the mount's root (the host's path seen from a container
-        # without a cgroup namespace) is the mount's own
-        parts = [] if inside == "." or inside.startswith("..") else inside.split("/")
-        found.append((tail[0], mount_point, parts))
-    return found
-
-
-def _read_number(path: str) -> int | None:
-    """The integer a cgroup file holds; None for "max" (no limit) or no such file."""
-    try:
-        with open(path) as handle:
-            text = handle.read().strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
-
-
-def _stat_line(path: str, key: str, scale: int = 1, default: int | None = 0):
-    """The number after ``key`` in a ``key value`` file (``memory.stat``, ``status``)."""
-    try:
-        with open(path) as lines:
-            for line in lines:
-                fields = line.split()
-                if len(fields) >= 2 and fields[0] == key:
-                    return int(fields[1]) * scale
-    except (OSError, ValueError):
-        pass
-    return default

@@ -13,12 +13,15 @@ cores: 31.8 s against 5.5 s with one thread, docs/PERFORMANCE.md, "Threads").
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 from threadpoolctl import ThreadpoolController
+
+from ..core.cgroups import cpu_quota
 
 #: floating-point operations above which an operation uses every thread the caller allows
 WIDE_FLOPS = 2e8
@@ -128,13 +131,30 @@ def busy_elsewhere() -> float | None:
     return _BUSY()
 
 
+def process_cpus() -> int:
+    """The CPUs the process may run on: those of its affinity mask (``taskset``, a
+    batch job's cpuset), fewer under its cgroups' CPU quota (Docker's ``--cpus``, a
+    Kubernetes CPU limit), rounded up as joblib rounds it. BLAS and OpenMP count the
+    machine's CPUs and know no quota: under a quota of one CPU on two cores, default
+    fits on one thread took 0.64-0.88x the median time of fits on two, the same top 20
+    (benchmarks/cpu_quota.py; docs/PERFORMANCE.md, "Threads under a CPU quota")."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    quota = cpu_quota()
+    return cpus if quota is None else max(1, min(cpus, math.ceil(quota)))
+
+
 @contextlib.contextmanager
 def fit_threads():
-    """Run the body with one BLAS/OpenMP thread, remembering the caller's numbers."""
+    """Run the body with one BLAS/OpenMP thread, remembering the caller's numbers (at
+    most :func:`process_cpus`)."""
     busy_elsewhere()  # starts the interval the first widening is judged over
     outer = _THREADS.caller
     controller = _THREADS.controller if outer is not None else _THREADS.refresh()
-    _THREADS.caller = max([info["num_threads"] for info in controller.info()] or [1])
+    _THREADS.caller = min(process_cpus(), max(
+        [info["num_threads"] for info in controller.info()] or [1]))
     try:
         with controller.limit(limits=1):
             yield
