@@ -1,9 +1,11 @@
+import contextlib
 import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from causefs.core.cgroups import cgroup_directories
 from causefs.datasets import ENV_VAR
 from causefs.testing.profiles import load_profile
 
@@ -61,3 +63,44 @@ def pytest_collection_modifyitems(items):
         if item.get_closest_marker("short_fit"):
             item.add_marker(pytest.mark.filterwarnings(
                 "ignore::sklearn.exceptions.ConvergenceWarning"))
+
+
+def write(path, text):
+    """``text`` into ``path``, its folders made (fake /proc and cgroup trees)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def fake_proc_self(tmp_path, cgroup, mountinfo):
+    """A fake ``/proc/self`` with the process's cgroups and the mounts; its path."""
+    write(tmp_path / "proc" / "cgroup", cgroup)
+    write(tmp_path / "proc" / "mountinfo", mountinfo)
+    return str(tmp_path / "proc")
+
+
+@contextlib.contextmanager
+def child_cgroup(controller, settings):
+    """A child of this process's ``controller`` cgroup with ``settings`` written
+    (``{fstype: {file: text}}``, the files of v1, ``"cgroup"``, or v2, ``"cgroup2"``),
+    removed after, where this machine lets a test make one (root, a hierarchy it may
+    write); else a skip."""
+    for fstype, directories in cgroup_directories(controller):
+        own, files = Path(directories[0]), settings.get(fstype, {})
+        if files and all((own / name).exists() for name in files):
+            break
+    else:
+        pytest.skip(f"no {controller} cgroup with the files {settings}")
+    child = own / f"causefs-test-{os.getpid()}"
+    try:
+        child.mkdir()
+    except OSError as error:
+        pytest.skip(f"cannot make a {controller} cgroup here: {error}")
+    try:
+        try:
+            for name, text in files.items():
+                (child / name).write_text(text)
+        except OSError as error:
+            pytest.skip(f"cannot set {name} here: {error}")
+        yield child
+    finally:
+        child.rmdir()

@@ -7,23 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import child_cgroup, fake_proc_self, write
+from threadpoolctl import threadpool_limits
 
 from causefs.core.cgroups import cgroup_directories, cpu_quota
-from threadpoolctl import threadpool_limits
 
 from causefs.numerics import threads
 from causefs.numerics.threads import caller_threads, fit_threads, process_cpus
-
-
-def write(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
-def proc_self(tmp_path, cgroup, mountinfo):
-    write(tmp_path / "proc" / "cgroup", cgroup)
-    write(tmp_path / "proc" / "mountinfo", mountinfo)
-    return str(tmp_path / "proc")
 
 
 def v1_cpu(tmp_path, directory, quota, period=100_000):
@@ -35,7 +25,7 @@ def test_the_directories_run_from_the_cgroup_up_to_the_mount(tmp_path):
     cpu = tmp_path / "cpu,cpuacct"
     mounts = (f"25 1 0:20 / {tmp_path / 'memory'} rw - cgroup cgroup rw,memory\n"
               f"26 1 0:21 / {cpu} rw shared:3 - cgroup cgroup rw,cpu,cpuacct\n")
-    proc = proc_self(tmp_path, "4:memory:/a\n3:cpu,cpuacct:/kubepods/pod1/c:2\n", mounts)
+    proc = fake_proc_self(tmp_path, "4:memory:/a\n3:cpu,cpuacct:/kubepods/pod1/c:2\n", mounts)
     assert cgroup_directories("cpu", proc) == [
         ("cgroup", [f"{cpu}/kubepods/pod1/c:2", f"{cpu}/kubepods/pod1",
                     f"{cpu}/kubepods", f"{cpu}"])]
@@ -47,7 +37,7 @@ def test_the_directories_run_from_the_cgroup_up_to_the_mount(tmp_path):
 def test_a_v1_quota_is_its_quota_over_its_period_the_least_of_the_ancestors(tmp_path):
     cpu = tmp_path / "cpu"
     mounts = f"26 1 0:21 / {cpu} rw - cgroup none rw,cpuacct,cpu\n"
-    proc = proc_self(tmp_path, "3:cpuacct,cpu:/job/step\n", mounts)
+    proc = fake_proc_self(tmp_path, "3:cpuacct,cpu:/job/step\n", mounts)
     v1_cpu(tmp_path, cpu, -1)
     v1_cpu(tmp_path, cpu / "job", 300_000)
     v1_cpu(tmp_path, cpu / "job" / "step", -1)
@@ -62,7 +52,7 @@ def test_a_v1_quota_is_its_quota_over_its_period_the_least_of_the_ancestors(tmp_
 def test_a_v2_quota(tmp_path):
     unified = tmp_path / "unified"
     mounts = f"28 22 0:26 / {unified} rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
-    proc = proc_self(tmp_path, "0::/system.slice/docker-1.scope\n", mounts)
+    proc = fake_proc_self(tmp_path, "0::/system.slice/docker-1.scope\n", mounts)
     write(unified / "system.slice" / "cpu.max", "max 100000\n")
     write(unified / "system.slice" / "docker-1.scope" / "cpu.max", "50000 100000\n")
     assert cpu_quota(proc) == 0.5
@@ -142,25 +132,11 @@ with fit_threads():
 @pytest.fixture
 def cpu_cgroup():
     """A child of this process's CPU cgroup with a quota of one CPU, where this machine
-    lets the test make one (root, a v1 ``cpu`` hierarchy it may write); else a skip."""
-    found = [directories[0] for fstype, directories in cgroup_directories("cpu")
-             if fstype == "cgroup"]
-    if not found or not Path(found[0], "cpu.cfs_quota_us").exists():
-        pytest.skip("no v1 cpu cgroup")
-    child = Path(found[0], f"causefs-test-{os.getpid()}")
-    try:
-        child.mkdir()
-    except OSError as error:
-        pytest.skip(f"cannot make a cpu cgroup here: {error}")
-    try:
-        try:
-            (child / "cpu.cfs_period_us").write_text("100000")
-            (child / "cpu.cfs_quota_us").write_text("100000")
-        except OSError as error:
-            pytest.skip(f"cannot set a CPU quota here: {error}")
+    lets the test make one; else a skip."""
+    with child_cgroup("cpu", {"cgroup": {"cpu.cfs_period_us": "100000",
+                                         "cpu.cfs_quota_us": "100000"},
+                              "cgroup2": {"cpu.max": "100000 100000"}}) as child:
         yield child
-    finally:
-        child.rmdir()
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,

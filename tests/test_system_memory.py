@@ -6,15 +6,14 @@ import os
 import resource
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import child_cgroup, fake_proc_self, write
 
 from causefs import CauseFS
 from causefs.budget import MemoryLimitError
 from causefs.budget import memory, system_memory
-from causefs.core.cgroups import cgroup_directories
 from causefs.budget.system_memory import (address_space_headroom, cgroup_headroom,
                                           machine_available)
 
@@ -27,11 +26,6 @@ MemAvailable:   24071644 kB
 Buffers:            1024 kB
 Cached:         20404344 kB
 """
-
-
-def write(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
 
 
 def test_the_machine_gives_its_available_memory_not_its_free_pages(tmp_path):
@@ -48,13 +42,6 @@ def test_without_memavailable_the_free_pages_are_taken(tmp_path, monkeypatch):
     monkeypatch.setattr(system_memory.os, "sysconf", pages.__getitem__)
     assert machine_available(str(tmp_path / "meminfo")) == 7 * 4096
     assert machine_available(str(tmp_path / "no_such_file")) == 7 * 4096
-
-
-def proc_self(tmp_path, cgroup, mountinfo):
-    """A fake ``/proc/self`` with the process's cgroups and the mounts."""
-    write(tmp_path / "proc" / "cgroup", cgroup)
-    write(tmp_path / "proc" / "mountinfo", mountinfo)
-    return str(tmp_path / "proc")
 
 
 def v1_mount(tmp_path, root="/"):
@@ -77,7 +64,7 @@ def test_a_v1_cgroup_leaves_its_limit_less_its_usage_plus_reclaimable_cache(tmp_
     v1_cgroup(sysfs, UNLIMITED_V1, 20 * GIB, 0)  # the root: no limit
     v1_cgroup(sysfs / "slurm", UNLIMITED_V1, 5 * GIB, 0)
     v1_cgroup(sysfs / "slurm" / "job_7", 1500 * 2**20, 500 * 2**20, 100 * 2**20)
-    proc = proc_self(tmp_path, "5:cpu:/slurm/job_7\n4:memory:/slurm/job_7\n0::/\n", mounts)
+    proc = fake_proc_self(tmp_path, "5:cpu:/slurm/job_7\n4:memory:/slurm/job_7\n0::/\n", mounts)
     # 1500 MiB - 500 MiB + 100 MiB of inactive file pages
     assert cgroup_headroom(proc) == 1100 * 2**20
 
@@ -87,7 +74,7 @@ def test_the_tightest_ancestor_bounds_the_headroom(tmp_path):
     sysfs, mounts = v1_mount(tmp_path)
     v1_cgroup(sysfs / "user", 4 * GIB, 3 * GIB, GIB // 2)
     v1_cgroup(sysfs / "user" / "job", 8 * GIB, GIB, 0)
-    proc = proc_self(tmp_path, "4:memory:/user/job\n", mounts)
+    proc = fake_proc_self(tmp_path, "4:memory:/user/job\n", mounts)
     assert cgroup_headroom(proc) == 4 * GIB - 3 * GIB + GIB // 2
     v1_cgroup(sysfs / "user" / "job", UNLIMITED_V1, GIB, 0)
     assert cgroup_headroom(proc) == 4 * GIB - 3 * GIB + GIB // 2
@@ -99,7 +86,7 @@ def test_the_tightest_ancestor_bounds_the_headroom(tmp_path):
 def test_a_cgroup_over_its_limit_leaves_nothing(tmp_path):
     sysfs, mounts = v1_mount(tmp_path)
     v1_cgroup(sysfs / "job", GIB, GIB + 4096, 0)
-    assert cgroup_headroom(proc_self(tmp_path, "4:memory:/job\n", mounts)) == 0
+    assert cgroup_headroom(fake_proc_self(tmp_path, "4:memory:/job\n", mounts)) == 0
 
 
 def test_files_a_cgroup_lacks_count_as_nothing(tmp_path):
@@ -108,7 +95,7 @@ def test_files_a_cgroup_lacks_count_as_nothing(tmp_path):
     sysfs, mounts = v1_mount(tmp_path)
     write(sysfs / "job" / "memory.limit_in_bytes", f"{GIB}\n")
     write(sysfs / "job" / "memory.stat", "cache 100\nrss 200\n")
-    proc = proc_self(tmp_path, "4:memory:/job\n", mounts)
+    proc = fake_proc_self(tmp_path, "4:memory:/job\n", mounts)
     assert cgroup_headroom(proc) == GIB
     write(sysfs / "job" / "memory.limit_in_bytes", f"{1 << 60}\n")
     assert cgroup_headroom(proc) is None
@@ -128,7 +115,7 @@ def test_a_v2_cgroup_and_its_ancestors(tmp_path):
     write(job / "memory.max", "max\n")
     write(job / "memory.current", f"{GIB}\n")
     write(job / "memory.stat", "anon 5\ninactive_file 0\n")
-    proc = proc_self(tmp_path, f"0::/{pod}/cri-containerd:ab:12.scope\n", mounts)
+    proc = fake_proc_self(tmp_path, f"0::/{pod}/cri-containerd:ab:12.scope\n", mounts)
     assert cgroup_headroom(proc) == 3 * GIB - 2 * GIB + GIB // 4
     # no limit anywhere: None
     write(sysfs / pod / "memory.max", "max\n")
@@ -140,24 +127,24 @@ def test_a_container_sees_its_own_cgroup_at_the_mount(tmp_path):
     the mount's root says the mount shows that cgroup."""
     sysfs, mounts = v1_mount(tmp_path, root="/docker/abc123")
     v1_cgroup(sysfs, 2 * GIB, GIB, 0)
-    proc = proc_self(tmp_path, "4:memory,hugetlb:/docker/abc123\n", mounts)
+    proc = fake_proc_self(tmp_path, "4:memory,hugetlb:/docker/abc123\n", mounts)
     assert cgroup_headroom(proc) == GIB
     # a path outside the mount's root is read at the mount, not where the path would
     # lead from it
     v1_cgroup(sysfs.parent.parent / "elsewhere", GIB, GIB, 0)
-    proc = proc_self(tmp_path, "4:memory:/elsewhere\n", mounts)
+    proc = fake_proc_self(tmp_path, "4:memory:/elsewhere\n", mounts)
     assert cgroup_headroom(proc) == GIB
 
 
 def test_no_memory_cgroup_no_limit(tmp_path):
     sysfs, mounts = v1_mount(tmp_path)
     v1_cgroup(sysfs, UNLIMITED_V1, GIB, 0)
-    assert cgroup_headroom(proc_self(tmp_path, "4:memory:/\n", mounts)) is None
+    assert cgroup_headroom(fake_proc_self(tmp_path, "4:memory:/\n", mounts)) is None
     # another v1 hierarchy's files are not the memory cgroup's
     write(tmp_path / "sys" / "cpu" / "memory.limit_in_bytes", "4096\n")
-    assert cgroup_headroom(proc_self(tmp_path, "5:cpu:/\n4:memory:/\n", mounts)) is None
+    assert cgroup_headroom(fake_proc_self(tmp_path, "5:cpu:/\n4:memory:/\n", mounts)) is None
     # the cgroup's hierarchy is not mounted
-    assert cgroup_headroom(proc_self(tmp_path, "4:memory:/\n", "")) is None
+    assert cgroup_headroom(fake_proc_self(tmp_path, "4:memory:/\n", "")) is None
     assert cgroup_headroom(str(tmp_path / "nowhere")) is None
 
 
@@ -243,28 +230,14 @@ except MemoryLimitError as error:
 
 
 @pytest.fixture
-def memory_cgroup(tmp_path):
+def memory_cgroup():
     """A child of this process's memory cgroup limited to 600 MB, where this machine
-    lets the test make one (root, a memory hierarchy it may write); else a skip."""
-    limited = [(Path(directories[0]), system_memory.CGROUP_FILES[fstype][0])
-               for fstype, directories in cgroup_directories("memory")]
-    limited = [(own, name) for own, name in limited if (own / name).exists()]
-    if not limited:
-        pytest.skip("no memory cgroup with a limit file")
-    own, limit_file = limited[0]
-    child = own / f"causefs-test-{os.getpid()}"
-    try:
-        child.mkdir()
-    except OSError as error:
-        pytest.skip(f"cannot make a memory cgroup here: {error}")
-    try:
-        try:
-            (child / limit_file).write_text(str(600 * 2**20))
-        except OSError as error:
-            pytest.skip(f"cannot limit a memory cgroup here: {error}")
+    lets the test make one; else a skip."""
+    limit = str(600 * 2**20)
+    with child_cgroup("memory", {fstype: {files[0]: limit}
+                                 for fstype, files in system_memory.CGROUP_FILES.items()}
+                      ) as child:
         yield child
-    finally:
-        child.rmdir()
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's cgroups")

@@ -34,13 +34,9 @@ def machine_available(meminfo: str = "/proc/meminfo") -> int | None:
     """Bytes the machine can give a new allocation without swapping: Linux's
     ``MemAvailable`` (free memory plus the page cache and slabs it can reclaim; Linux
     3.14 and later), elsewhere the free pages (``sysconf``); None if neither is known."""
-    try:
-        with open(meminfo) as lines:
-            for line in lines:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024  # the kernel writes kB
-    except (OSError, ValueError, IndexError):
-        pass
+    available = stat_line(meminfo, "MemAvailable:", scale=1024, default=None)  # kB
+    if available is not None:
+        return available
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
